@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# Stellar top-level Makefile.
+#   make            stellar.ko + libstellar provider + tests
+#   make check      every test (unit, VM scenarios on one and two hosts)
+#   make demo       boot the test VM, create Stellar devices, move traffic
+#   make bench      perftest on Stellar and on raw rxe, as ratios
+#   make install    module (+depmod) and provider
+
+# The kernel that linux-image-amd64 installed: newest with headers.
+KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
+	  [ -e /lib/modules/$$v/build/Makefile ] && echo $$v; done | sort -V | tail -n 1)
+KDIR ?= /lib/modules/$(KVER)/build
+
+.PHONY: all module userlib tests check unit demo bench install clean lint deps
+
+all: module userlib tests
+
+module:
+	@test -n "$(KVER)" || { echo "no kernel headers: run scripts/deps.sh"; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+userlib:
+	$(MAKE) -C userlib
+
+tests:
+	$(MAKE) -C tests/kernel
+
+deps:
+	scripts/deps.sh
+
+check:
+	scripts/check.sh
+
+demo:
+	scripts/demo.sh
+
+bench:
+	scripts/bench.sh
+
+lint:
+	scripts/lint.sh
+
+install: module userlib
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	depmod -a $(KVER)
+	$(MAKE) -C userlib install
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf build

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Stellar: para-virtual RDMA devices over a parent RDMA device.
+ *
+ * Internal types and prototypes, sectioned by the file that defines them.
+ */
+#ifndef STL_H
+#define STL_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <linux/atomic.h>
+#include <rdma/ib_verbs.h>
+
+#include "include/uapi/stellar-abi.h"
+#include "pvdma/pvdma.h"
+
+/* Limits of one Stellar device, never above what the parent reports. */
+#define STL_MAX_QP		4096
+#define STL_MAX_CQ		4096
+#define STL_MAX_PD		1024
+#define STL_MAX_MR		16384
+#define STL_MAX_AH		4096
+#define STL_MAX_MR_PAGES	(1UL << 20)	/* 4 GiB of 4 KiB pages */
+#define STL_MAX_MSG_SIZE	(1U << 31)
+#define STL_REG_TIMEOUT_MS	10000
+
+enum stl_counter {
+	STL_CNT_PINNED_PAGES,
+	STL_CNT_MR_REG,
+	STL_CNT_MR_REG_FAIL,
+	STL_CNT_SEND_WRS,
+	STL_CNT_RECV_WRS,
+	STL_CNT_COMPLETIONS,
+	STL_CNT_BAD_WRS,
+	STL_NUM_COUNTERS
+};
+
+struct stl_parent;
+
+/**
+ * struct stl_dev - one Stellar device
+ * @ibdev: the device seen by ib_core and userspace
+ * @parent: the parent this device lives on
+ * @pdev: the parent's ib_device (alive while @parent is)
+ * @pport: the parent's port backing our port 1
+ * @ndev: the netdev the device was created on (reference held)
+ * @parent_entry: entry in @parent's list of children (stl_devs_lock)
+ * @event_handler: receives the parent's port events
+ * @mrs: lkey -> struct stl_mr of every registered MR, for WR validation
+ * @qp_lifecycle: serialises parent QP creation with the CQ drain done when a
+ *	parent QP is destroyed, so a freed parent QP's address cannot be reused
+ *	while completions are filtered by it
+ * @n_qp: @n_cq: @n_pd: @n_mr: @n_ah: objects alive now
+ * @acct: pinned-page accounting
+ * @cnt: counters, indexed by enum stl_counter
+ */
+struct stl_dev {
+	struct ib_device ibdev;
+	struct stl_parent *parent;
+	struct ib_device *pdev;
+	u32 pport;
+	struct net_device *ndev;
+	struct list_head parent_entry;
+	struct ib_event_handler event_handler;
+	struct xarray mrs;
+	struct mutex qp_lifecycle;
+	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah;
+	struct pvdma_acct acct;
+	atomic64_t cnt[STL_NUM_COUNTERS];
+};
+
+static inline struct stl_dev *to_stl_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct stl_dev, ibdev);
+}
+
+struct stl_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+/**
+ * struct stl_pd - virtual PD
+ * @ibpd: core object
+ * @ppd: parent PD holding every parent object of this PD
+ * @reg_lock: guards the registration QP and its CQ (lazily created)
+ * @reg_cq: CQ of @reg_qp, polled directly
+ * @reg_qp: parent RC QP connected to itself, posts REG_MR for this PD
+ */
+struct stl_pd {
+	struct ib_pd ibpd;
+	struct ib_pd *ppd;
+	struct mutex reg_lock;
+	struct ib_cq *reg_cq;
+	struct ib_qp *reg_qp;
+};
+
+static inline struct stl_pd *to_stl_pd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct stl_pd, ibpd);
+}
+
+struct stl_ah {
+	struct ib_ah ibah;
+	struct ib_ah *pah;
+};
+
+static inline struct stl_ah *to_stl_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct stl_ah, ibah);
+}
+
+/**
+ * struct stl_cq - virtual CQ
+ * @ibcq: core object
+ * @pcq: parent CQ
+ * @lock: guards @ring and polling of @pcq
+ * @ring: completions taken out of @pcq early (while a QP was destroyed)
+ *	and not yet given to the user, already translated
+ * @ring_size: capacity of @ring
+ * @ring_head: @ring_count: first entry and number of entries in @ring
+ */
+struct stl_cq {
+	struct ib_cq ibcq;
+	struct ib_cq *pcq;
+	spinlock_t lock;
+	struct ib_wc *ring;
+	u32 ring_size;
+	u32 ring_head;
+	u32 ring_count;
+};
+
+static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct stl_cq, ibcq);
+}
+
+/**
+ * struct stl_qp - virtual QP
+ * @ibqp: core object (qp_num is the parent QP's number)
+ * @pqp: parent QP
+ * @max_send_sge: @max_recv_sge: @max_inline: limits checked at post time
+ */
+struct stl_qp {
+	struct ib_qp ibqp;
+	struct ib_qp *pqp;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline;
+};
+
+static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct stl_qp, ibqp);
+}
+
+/**
+ * struct stl_mr - virtual MR backed by a parent fast-register MR
+ * @ibmr: core object; lkey/rkey are the parent MR's
+ * @pmr: parent MR
+ * @pin: the pinned pages behind it
+ * @pd: owning PD
+ * @iova: @length: the range that work requests may address
+ * @access: IB_ACCESS_* flags
+ * @rcu: frees the object after lockless lookups are done
+ */
+struct stl_mr {
+	struct ib_mr ibmr;
+	struct ib_mr *pmr;
+	struct pvdma_pin *pin;
+	struct stl_pd *pd;
+	u64 iova;
+	u64 length;
+	int access;
+	struct rcu_head rcu;
+};
+
+static inline struct stl_mr *to_stl_mr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct stl_mr, ibmr);
+}
+
+static inline void stl_count(struct stl_dev *sdev, enum stl_counter c, s64 n)
+{
+	atomic64_add(n, &sdev->cnt[c]);
+}
+
+/* stl_main.c */
+extern const struct ib_device_ops stl_dev_ops;
+
+/* stl_verbs.c */
+int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		     struct ib_udata *udata);
+int stl_query_port(struct ib_device *ibdev, u32 port,
+		   struct ib_port_attr *attr);
+int stl_get_port_immutable(struct ib_device *ibdev, u32 port,
+			   struct ib_port_immutable *imm);
+enum rdma_link_layer stl_get_link_layer(struct ib_device *ibdev, u32 port);
+int stl_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+void stl_get_dev_fw_str(struct ib_device *ibdev, char *str);
+int stl_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void stl_dealloc_ucontext(struct ib_ucontext *ibuc);
+void stl_disassociate_ucontext(struct ib_ucontext *ibuc);
+int stl_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int stl_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int stl_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		  struct ib_udata *udata);
+int stl_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int stl_destroy_ah(struct ib_ah *ibah, u32 flags);
+int stl_ah_to_parent(struct stl_dev *sdev, const struct rdma_ah_attr *in,
+		     struct rdma_ah_attr *out);
+void stl_ah_from_parent(struct stl_dev *sdev, struct rdma_ah_attr *attr);
+bool stl_udata_empty(struct ib_udata *udata);
+
+/* stl_cq.c */
+int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		  struct ib_udata *udata);
+int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void stl_cq_drain_qp(struct stl_cq *scq, struct ib_qp *dead_pqp);
+
+/* stl_qp.c */
+int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata);
+int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata);
+int stl_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init);
+int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/* stl_post.c */
+int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr);
+int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr);
+
+/* stl_mr.c */
+struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			      u64 virt_addr, int access,
+			      struct ib_udata *udata);
+int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+void stl_pd_reg_teardown(struct stl_pd *spd);
+
+/* stl_stats.c */
+struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,
+					      u32 port);
+int stl_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		     u32 port, int index);
+extern const struct attribute_group stl_attr_group;
+
+#define stl_dbg(sdev, fmt, ...) ibdev_dbg(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
+#define stl_info(sdev, fmt, ...) \
+	ibdev_info_ratelimited(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
+
+#endif /* STL_H */

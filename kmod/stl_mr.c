@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stellar: memory regions on user memory.
+ *
+ * A registration pins its pages (pvdma/), maps them for the parent and
+ * builds a parent fast-register MR over them whose iova is the user's
+ * address: the keys it returns work unchanged for local work requests and
+ * for remote peers, Stellar or not.  The REG_MR work request goes through a
+ * small parent RC QP connected to itself, one per virtual PD, created on the
+ * PD's first registration (a parent accepts REG_MR only on a connected QP of
+ * the MR's own PD).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/etherdevice.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+
+#include "kmod/stl.h"
+
+#define STL_MR_ACCESS_SUPPORTED                                                \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                      \
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |                     \
+	 IB_ACCESS_RELAXED_ORDERING)
+#define STL_REG_PSN 0x5a5a
+
+/* Bring the registration QP from RESET to RTS, connected to itself. */
+static int stl_reg_qp_connect(struct stl_dev *sdev, struct ib_qp *qp)
+{
+	const struct ib_gid_attr *sgid = NULL;
+	struct ib_port_attr pattr;
+	struct ib_qp_attr attr;
+	union ib_gid dgid;
+	int ret, i;
+
+	ret = ib_query_port(sdev->pdev, sdev->pport, &pattr);
+	if (ret)
+		return ret;
+	for (i = 0; i < pattr.gid_tbl_len; i++) {
+		sgid = rdma_get_gid_attr(sdev->pdev, sdev->pport, i);
+		if (!IS_ERR(sgid))
+			break;
+	}
+	if (IS_ERR_OR_NULL(sgid))
+		return -ENODEV;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = sdev->pport;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		goto out;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = qp->qp_num;
+	attr.rq_psn = STL_REG_PSN;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr.ah_attr, sdev->pport);
+	rcu_read_lock();
+	if (sgid->ndev)
+		ether_addr_copy(attr.ah_attr.roce.dmac, sgid->ndev->dev_addr);
+	rcu_read_unlock();
+	dgid = sgid->gid;
+	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, sgid->index, 64, 0);
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		goto out;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = STL_REG_PSN;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
+			   IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+out:
+	rdma_put_gid_attr(sgid);
+	return ret;
+}
+
+/**
+ * stl_pd_reg_teardown() - free a PD's registration QP and CQ, if any
+ * @spd: the PD
+ */
+void stl_pd_reg_teardown(struct stl_pd *spd)
+{
+	if (spd->reg_qp)
+		ib_destroy_qp(spd->reg_qp);
+	if (spd->reg_cq)
+		ib_destroy_cq(spd->reg_cq);
+	spd->reg_qp = NULL;
+	spd->reg_cq = NULL;
+}
+
+static int stl_pd_reg_setup(struct stl_dev *sdev, struct stl_pd *spd)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = 4 };
+	struct ib_qp_init_attr init = {};
+	int ret;
+
+	lockdep_assert_held(&spd->reg_lock);
+	if (spd->reg_qp)
+		return 0;
+
+	spd->reg_cq = ib_create_cq(sdev->pdev, NULL, NULL, NULL, &cq_attr);
+	if (IS_ERR(spd->reg_cq)) {
+		ret = PTR_ERR(spd->reg_cq);
+		spd->reg_cq = NULL;
+		return ret;
+	}
+	init.send_cq = spd->reg_cq;
+	init.recv_cq = spd->reg_cq;
+	init.cap.max_send_wr = 2;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.qp_type = IB_QPT_RC;
+	spd->reg_qp = ib_create_qp(spd->ppd, &init);
+	if (IS_ERR(spd->reg_qp)) {
+		ret = PTR_ERR(spd->reg_qp);
+		spd->reg_qp = NULL;
+		goto err_teardown;
+	}
+	ret = stl_reg_qp_connect(sdev, spd->reg_qp);
+	if (ret)
+		goto err_teardown;
+	return 0;
+
+err_teardown:
+	ibdev_warn(&sdev->ibdev, "registration QP setup failed: %d\n", ret);
+	stl_pd_reg_teardown(spd);
+	return ret;
+}
+
+/* Post REG_MR for @pmr and wait for its completion. */
+static int stl_pd_reg_mr(struct stl_dev *sdev, struct stl_pd *spd,
+			 struct ib_mr *pmr, int access)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(STL_REG_TIMEOUT_MS);
+	struct ib_reg_wr reg = {};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+	int ret, got;
+
+	mutex_lock(&spd->reg_lock);
+	ret = stl_pd_reg_setup(sdev, spd);
+	if (ret)
+		goto out;
+
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.wr.wr_id = (uintptr_t)pmr;
+	reg.mr = pmr;
+	reg.key = pmr->rkey;
+	reg.access = access;
+	ret = ib_post_send(spd->reg_qp, &reg.wr, &bad);
+	if (ret)
+		goto out_reset;
+
+	while (!(got = ib_poll_cq(spd->reg_cq, 1, &wc))) {
+		if (time_after(jiffies, deadline)) {
+			ibdev_err(&sdev->ibdev, "REG_MR timed out\n");
+			ret = -ETIMEDOUT;
+			goto out_reset;
+		}
+		usleep_range(20, 100);
+	}
+	if (got < 0 || wc.status != IB_WC_SUCCESS) {
+		ibdev_warn(&sdev->ibdev, "REG_MR failed: %s\n",
+			   got < 0 ? "poll error" : ib_wc_status_msg(wc.status));
+		ret = -EIO;
+		goto out_reset;
+	}
+	goto out;
+
+out_reset:
+	/* The QP may be in error: build a fresh one on the next use. */
+	stl_pd_reg_teardown(spd);
+out:
+	mutex_unlock(&spd->reg_lock);
+	return ret;
+}
+
+struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			      u64 virt_addr, int access,
+			      struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibpd->device);
+	struct stl_pd *spd = to_stl_pd(ibpd);
+	struct stl_mr *smr;
+	struct ib_mr *pmr;
+	bool writable;
+	int ret, n;
+
+	if (access & ~STL_MR_ACCESS_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!stl_udata_empty(udata))
+		return ERR_PTR(-EINVAL);
+	if (!length || start + length < start ||
+	    virt_addr + length < virt_addr ||
+	    length > STL_MAX_MR_PAGES << PAGE_SHIFT ||
+	    (start & ~PAGE_MASK) != (virt_addr & ~PAGE_MASK)) {
+		stl_dbg(sdev, "MR range 0x%llx+0x%llx refused\n", start, length);
+		return ERR_PTR(-EINVAL);
+	}
+	if (atomic_inc_return(&sdev->n_mr) > STL_MAX_MR) {
+		stl_info(sdev, "MR limit %d reached\n", STL_MAX_MR);
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	smr = kzalloc(sizeof(*smr), GFP_KERNEL);
+	if (!smr) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	writable = access & (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+			     IB_ACCESS_REMOTE_ATOMIC);
+	ret = pvdma_pin_user(&sdev->acct, start, length, writable, &smr->pin);
+	if (ret) {
+		stl_dbg(sdev, "pinning 0x%llx+0x%llx failed: %d\n", start,
+			length, ret);
+		goto err_free;
+	}
+
+	ret = ib_dma_map_sgtable_attrs(sdev->pdev, &smr->pin->sgt,
+				       DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto err_unpin;
+
+	pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, smr->pin->npages);
+	if (IS_ERR(pmr)) {
+		ret = PTR_ERR(pmr);
+		goto err_unmap;
+	}
+	n = ib_map_mr_sg(pmr, smr->pin->sgt.sgl, smr->pin->sgt.nents, NULL,
+			 PAGE_SIZE);
+	if (n != smr->pin->sgt.nents) {
+		ret = n < 0 ? n : -EINVAL;
+		goto err_dereg;
+	}
+	pmr->iova = virt_addr;
+	pmr->length = length;
+
+	ret = stl_pd_reg_mr(sdev, spd, pmr, access & ~IB_ACCESS_RELAXED_ORDERING);
+	if (ret)
+		goto err_dereg;
+
+	smr->pmr = pmr;
+	smr->pd = spd;
+	smr->iova = virt_addr;
+	smr->length = length;
+	smr->access = access;
+	smr->ibmr.lkey = pmr->lkey;
+	smr->ibmr.rkey = pmr->rkey;
+	smr->ibmr.iova = virt_addr;
+	smr->ibmr.length = length;
+	ret = xa_insert(&sdev->mrs, pmr->lkey, smr, GFP_KERNEL);
+	if (ret) {
+		ibdev_err(&sdev->ibdev, "lkey 0x%x already in use\n",
+			  pmr->lkey);
+		goto err_dereg;
+	}
+
+	stl_count(sdev, STL_CNT_MR_REG, 1);
+	return &smr->ibmr;
+
+err_dereg:
+	ib_dereg_mr(pmr);
+err_unmap:
+	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->pin->sgt,
+				   DMA_BIDIRECTIONAL, 0);
+err_unpin:
+	pvdma_unpin(smr->pin);
+err_free:
+	kfree(smr);
+err_count:
+	atomic_dec(&sdev->n_mr);
+	stl_count(sdev, STL_CNT_MR_REG_FAIL, 1);
+	return ERR_PTR(ret);
+}
+
+int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibmr->device);
+	struct stl_mr *smr = to_stl_mr(ibmr);
+	int ret;
+
+	/* First make the key unusable for new work requests... */
+	xa_erase(&sdev->mrs, smr->pmr->lkey);
+	/* ...then for the parent, which waits for requests still using it. */
+	ret = ib_dereg_mr(smr->pmr);
+	if (ret) {
+		ibdev_err(&sdev->ibdev, "parent MR 0x%x dereg failed: %d\n",
+			  smr->pmr->lkey, ret);
+		xa_store(&sdev->mrs, smr->pmr->lkey, smr, GFP_KERNEL);
+		return ret;
+	}
+	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->pin->sgt,
+				   DMA_BIDIRECTIONAL, 0);
+	pvdma_unpin(smr->pin);
+	atomic_dec(&sdev->n_mr);
+	/* Lookups in stl_post.c may still read it: free after RCU. */
+	kfree_rcu(smr, rcu);
+	return 0;
+}

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stellar: posting work requests.
+ *
+ * Work requests arrive from ib_uverbs with user addresses and the lkeys that
+ * Stellar handed out (the parent MRs' keys).  Nothing reaches the parent
+ * before every local SGE was found in this device's MR table, in the QP's
+ * PD, inside the MR and with the access the operation needs: the parent PD
+ * also holds kernel-owned keys that a user must never name.  Inline data is
+ * copied in from user memory, because a parent kernel QP reads inline SGEs
+ * as kernel pointers.
+ *
+ * A work request that fails these checks is refused with -EINVAL and
+ * *bad_wr pointing at it; the ones before it were posted.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/uaccess.h>
+
+#include "kmod/stl.h"
+
+/**
+ * stl_check_sge() - validate one local SGE of a user work request
+ * @sdev: the device
+ * @spd: the PD of the QP the request is posted to
+ * @sge: the SGE (user address, Stellar lkey)
+ * @need: IB_ACCESS_* flags the operation needs on the MR
+ *
+ * Context: rcu_read_lock() held; the MR is not referenced past it.
+ * Return: true if the SGE may be handed to the parent as it is.
+ */
+static bool stl_check_sge(struct stl_dev *sdev, struct stl_pd *spd,
+			  const struct ib_sge *sge, int need)
+{
+	struct stl_mr *smr = xa_load(&sdev->mrs, sge->lkey);
+
+	if (!smr || smr->pd != spd)
+		return false;
+	if ((smr->access & need) != need)
+		return false;
+	if (sge->addr < smr->iova ||
+	    sge->length > smr->length ||
+	    sge->addr - smr->iova > smr->length - sge->length)
+		return false;
+	return true;
+}
+
+static int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
+			  const struct ib_sge *sg, int num, u32 max, int need)
+{
+	u64 total = 0;
+	int i, ret = 0;
+
+	if (num < 0 || num > max)
+		return -EINVAL;
+	rcu_read_lock();
+	for (i = 0; i < num; i++) {
+		total += sg[i].length;
+		if (!stl_check_sge(sdev, spd, &sg[i], need)) {
+			stl_dbg(sdev, "SGE %d (lkey 0x%x addr 0x%llx len %u) refused\n",
+				i, sg[i].lkey, sg[i].addr, sg[i].length);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	if (!ret && total > STL_MAX_MSG_SIZE)
+		ret = -EINVAL;
+	return ret;
+}
+
+/* Copy the user's inline SGEs into @buf; returns the length or -errno. */
+static int stl_copy_inline(struct stl_qp *sqp, const struct ib_send_wr *wr,
+			   u8 *buf)
+{
+	u32 len = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > sqp->max_send_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > sqp->max_inline - len)
+			return -EINVAL;
+		if (copy_from_user(buf + len, u64_to_user_ptr(sge->addr),
+				   sge->length))
+			return -EFAULT;
+		len += sge->length;
+	}
+	return len;
+}
+
+static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
+			     const struct ib_send_wr *wr)
+{
+	struct stl_pd *spd = to_stl_pd(sqp->ibqp.pd);
+	u8 inline_buf[STELLAR_MAX_INLINE_DATA];
+	union {
+		struct ib_send_wr send;
+		struct ib_rdma_wr rdma;
+		struct ib_atomic_wr atomic;
+		struct ib_ud_wr ud;
+	} pwr;
+	const struct ib_send_wr *bad;
+	struct ib_sge inline_sge;
+	int need = 0, ret;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		if (sqp->ibqp.qp_type == IB_QPT_UD) {
+			pwr.ud = *ud_wr(wr);
+			pwr.ud.ah = to_stl_ah(ud_wr(wr)->ah)->pah;
+		} else {
+			pwr.send = *wr;
+		}
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (sqp->ibqp.qp_type == IB_QPT_UD)
+			return -EINVAL;
+		pwr.rdma = *rdma_wr(wr);
+		break;
+	case IB_WR_RDMA_READ:
+		if (sqp->ibqp.qp_type != IB_QPT_RC)
+			return -EINVAL;
+		pwr.rdma = *rdma_wr(wr);
+		need = IB_ACCESS_LOCAL_WRITE;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (sqp->ibqp.qp_type != IB_QPT_RC ||
+		    sdev->pdev->attrs.atomic_cap == IB_ATOMIC_NONE)
+			return -EINVAL;
+		if (wr->num_sge != 1 || wr->sg_list[0].length != sizeof(u64))
+			return -EINVAL;
+		pwr.atomic = *atomic_wr(wr);
+		need = IB_ACCESS_LOCAL_WRITE;
+		break;
+	default:
+		return -EINVAL;
+	}
+	pwr.send.next = NULL;
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		if (need)
+			return -EINVAL;
+		ret = stl_copy_inline(sqp, wr, inline_buf);
+		if (ret < 0)
+			return ret;
+		inline_sge.addr = (uintptr_t)inline_buf;
+		inline_sge.length = ret;
+		inline_sge.lkey = 0;
+		pwr.send.sg_list = &inline_sge;
+		pwr.send.num_sge = ret ? 1 : 0;
+	} else {
+		ret = stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge,
+				     sqp->max_send_sge, need);
+		if (ret)
+			return ret;
+	}
+	return ib_post_send(sqp->pqp, &pwr.send, &bad);
+}
+
+int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		  const struct ib_send_wr **bad_wr)
+{
+	struct stl_dev *sdev = to_stl_dev(ibqp->device);
+	struct stl_qp *sqp = to_stl_qp(ibqp);
+	int ret = 0, n = 0;
+
+	for (; wr; wr = wr->next, n++) {
+		ret = stl_post_one_send(sdev, sqp, wr);
+		if (ret) {
+			*bad_wr = wr;
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			break;
+		}
+	}
+	stl_count(sdev, STL_CNT_SEND_WRS, n);
+	return ret;
+}
+
+int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		  const struct ib_recv_wr **bad_wr)
+{
+	struct stl_dev *sdev = to_stl_dev(ibqp->device);
+	struct stl_pd *spd = to_stl_pd(ibqp->pd);
+	struct stl_qp *sqp = to_stl_qp(ibqp);
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr pwr;
+	int ret = 0, n = 0;
+
+	for (; wr; wr = wr->next, n++) {
+		ret = stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge,
+				     sqp->max_recv_sge, IB_ACCESS_LOCAL_WRITE);
+		if (!ret) {
+			pwr = *wr;
+			pwr.next = NULL;
+			ret = ib_post_recv(sqp->pqp, &pwr, &bad);
+		}
+		if (ret) {
+			*bad_wr = wr;
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			break;
+		}
+	}
+	stl_count(sdev, STL_CNT_RECV_WRS, n);
+	return ret;
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stellar: queue pairs.
+ *
+ * A virtual QP is a parent kernel QP in the virtual PD's parent PD; it takes
+ * the parent QP's number, so peers (Stellar or not) address it unchanged.
+ * The parent enforces the state machine; Stellar translates what names its
+ * own objects (CQs, port, source GID) and refuses what it does not carry.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+
+#include "kmod/stl.h"
+
+#define STL_QP_ATTR_SUPPORTED                                                  \
+	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_EN_SQD_ASYNC_NOTIFY |           \
+	 IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_QKEY |      \
+	 IB_QP_AV | IB_QP_PATH_MTU | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |          \
+	 IB_QP_RNR_RETRY | IB_QP_RQ_PSN | IB_QP_MAX_QP_RD_ATOMIC |              \
+	 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |        \
+	 IB_QP_DEST_QPN)
+
+static void stl_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct stl_qp *sqp = ctx;
+	struct ib_event out = *ev;
+
+	if (!sqp->ibqp.event_handler)
+		return;
+	out.device = sqp->ibqp.device;
+	out.element.qp = &sqp->ibqp;
+	sqp->ibqp.event_handler(&out, sqp->ibqp.qp_context);
+}
+
+static int stl_check_qp_init(struct stl_dev *sdev,
+			     const struct ib_qp_init_attr *init)
+{
+	const struct ib_device_attr *pa = &sdev->pdev->attrs;
+	const struct ib_qp_cap *cap = &init->cap;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	default:
+		stl_dbg(sdev, "QP type %d not supported\n", init->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags || init->rwq_ind_tbl ||
+	    init->xrcd)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (cap->max_send_wr > pa->max_qp_wr ||
+	    cap->max_recv_wr > pa->max_qp_wr ||
+	    cap->max_send_sge > pa->max_send_sge ||
+	    cap->max_recv_sge > pa->max_recv_sge ||
+	    cap->max_inline_data > STELLAR_MAX_INLINE_DATA) {
+		stl_dbg(sdev, "QP caps above the device limits\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		  struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibqp->device);
+	struct stl_pd *spd = to_stl_pd(ibqp->pd);
+	struct stl_qp *sqp = to_stl_qp(ibqp);
+	struct ib_qp_init_attr pinit = {};
+	struct ib_qp *pqp;
+	int ret;
+
+	if (!stl_udata_empty(udata))
+		return -EINVAL;
+	ret = stl_check_qp_init(sdev, init);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&sdev->n_qp) > STL_MAX_QP) {
+		stl_info(sdev, "QP limit %d reached\n", STL_MAX_QP);
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	pinit.event_handler = stl_qp_event;
+	pinit.qp_context = sqp;
+	pinit.send_cq = to_stl_cq(init->send_cq)->pcq;
+	pinit.recv_cq = to_stl_cq(init->recv_cq)->pcq;
+	pinit.cap = init->cap;
+	pinit.sq_sig_type = init->sq_sig_type;
+	pinit.qp_type = init->qp_type;
+	pinit.port_num = sdev->pport;
+
+	mutex_lock(&sdev->qp_lifecycle);
+	pqp = ib_create_qp(spd->ppd, &pinit);
+	mutex_unlock(&sdev->qp_lifecycle);
+	if (IS_ERR(pqp)) {
+		ret = PTR_ERR(pqp);
+		stl_dbg(sdev, "parent QP creation failed: %d\n", ret);
+		goto err_count;
+	}
+
+	sqp->pqp = pqp;
+	sqp->max_send_sge = pinit.cap.max_send_sge;
+	sqp->max_recv_sge = pinit.cap.max_recv_sge;
+	sqp->max_inline = min_t(u32, pinit.cap.max_inline_data,
+				STELLAR_MAX_INLINE_DATA);
+	init->cap = pinit.cap;
+	init->cap.max_inline_data = sqp->max_inline;
+	ibqp->qp_num = pqp->qp_num;
+	return 0;
+
+err_count:
+	atomic_dec(&sdev->n_qp);
+	return ret;
+}
+
+int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibqp->device);
+	struct stl_qp *sqp = to_stl_qp(ibqp);
+	struct ib_qp_attr pattr;
+	int ret;
+
+	if (!stl_udata_empty(udata))
+		return -EINVAL;
+	if (mask & ~STL_QP_ATTR_SUPPORTED)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
+		return -EINVAL;
+	/* Controlled Q_Keys belong to privileged users (IBTA 10.2.5). */
+	if ((mask & IB_QP_QKEY) && (attr->qkey & 0x80000000) &&
+	    !capable(CAP_NET_RAW))
+		return -EPERM;
+
+	pattr = *attr;
+	if (mask & IB_QP_PORT)
+		pattr.port_num = sdev->pport;
+	if (mask & IB_QP_AV) {
+		ret = stl_ah_to_parent(sdev, &attr->ah_attr, &pattr.ah_attr);
+		if (ret)
+			return ret;
+	}
+	ret = ib_modify_qp(sqp->pqp, &pattr, mask);
+	if (mask & IB_QP_AV)
+		rdma_destroy_ah_attr(&pattr.ah_attr);
+	if (ret)
+		stl_dbg(sdev, "QP %u modify (mask 0x%x) failed: %d\n",
+			ibqp->qp_num, mask, ret);
+	return ret;
+}
+
+int stl_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		 struct ib_qp_init_attr *init)
+{
+	struct stl_dev *sdev = to_stl_dev(ibqp->device);
+	struct stl_qp *sqp = to_stl_qp(ibqp);
+	int ret;
+
+	ret = ib_query_qp(sqp->pqp, attr, mask, init);
+	if (ret)
+		return ret;
+	stl_ah_from_parent(sdev, &attr->ah_attr);
+	attr->port_num = 1;
+	init->cap.max_inline_data = sqp->max_inline;
+	attr->cap.max_inline_data = sqp->max_inline;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = NULL;
+	init->qp_context = ibqp->qp_context;
+	init->event_handler = ibqp->event_handler;
+	init->port_num = 1;
+	return 0;
+}
+
+int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibqp->device);
+	struct stl_qp *sqp = to_stl_qp(ibqp);
+	struct ib_qp *pqp = sqp->pqp;
+	int ret;
+
+	mutex_lock(&sdev->qp_lifecycle);
+	ret = ib_destroy_qp(pqp);
+	if (ret) {
+		mutex_unlock(&sdev->qp_lifecycle);
+		ibdev_err(&sdev->ibdev, "parent QP %u destroy failed: %d\n",
+			  ibqp->qp_num, ret);
+		return ret;
+	}
+	stl_cq_drain_qp(to_stl_cq(ibqp->send_cq), pqp);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		stl_cq_drain_qp(to_stl_cq(ibqp->recv_cq), pqp);
+	mutex_unlock(&sdev->qp_lifecycle);
+	atomic_dec(&sdev->n_qp);
+	return 0;
+}

@@ -1,0 +1,2431 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * stl_verbs_test - verbs behaviour between two RDMA devices in one process.
+ *
+ *   stl_verbs_test -a stellar0 -b stellar1 [-g GID_INDEX] [-p PORT] [-t GLOB]... [-l]
+ *
+ * Device A is always the requester, device B the responder; B may be a
+ * plain rxe device (stellar <-> rxe interoperation).  Every subtest opens
+ * its own queue pairs, so one failure cannot poison the next.  Each subtest
+ * prints "PASS name", "FAIL name: reason" or "SKIP name: reason"; the last
+ * line is exactly "N passed, N failed" and the exit status is 1 if any
+ * subtest failed.  A skip is never counted as a pass.
+ *
+ * Negative subtests assert the error semantics Stellar promises (see
+ * tests/kernel/README.md); on a plain rxe requester some of them are
+ * expected to fail.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <infiniband/verbs.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CQ_TIMEOUT_MS 15000	/* TCG + soft-RoCE is slow; never hang forever */
+#define QUIET_MS 400		/* how long "nothing happened" is watched */
+#define PAT_GUARD 0xEE		/* untouched destination bytes */
+#define UD_QKEY 0x11111111u
+#define GRH_LEN 40
+
+/* ---------------------------------------------------------------- devices */
+
+struct side {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port;
+	union ibv_gid gid;
+	int stellar;		/* has the stellar_abi_version sysfs attribute */
+};
+
+static struct side side_a, side_b;
+static int gid_index = 1;
+static uint8_t ib_port = 1;
+
+/* ------------------------------------------------------- results, cleanup */
+
+enum { T_PASS, T_FAIL, T_SKIP };
+
+static char why[1024];
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return T_FAIL;
+}
+
+static int skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return T_SKIP;
+}
+
+#define CHECK(cond, ...)					\
+	do {							\
+		if (!(cond))					\
+			return fail(__VA_ARGS__);		\
+	} while (0)
+
+/* Propagate a non-pass result of a helper. */
+#define TRY(expr)						\
+	do {							\
+		int try_r_ = (expr);				\
+		if (try_r_ != T_PASS)				\
+			return try_r_;				\
+	} while (0)
+
+enum res_kind { R_MAP, R_MR, R_QP, R_CQ, R_PD, R_AH, R_CHAN };
+
+struct res {
+	enum res_kind kind;
+	void *p;
+	size_t len;
+};
+
+/* Everything a subtest creates, released in reverse order after it. */
+static struct res res_stack[512];
+static int res_n;
+
+static void *track(enum res_kind kind, void *p, size_t len)
+{
+	if (p && res_n < (int)(sizeof(res_stack) / sizeof(res_stack[0])))
+		res_stack[res_n++] = (struct res){ kind, p, len };
+	return p;
+}
+
+static void untrack(void *p)
+{
+	for (int i = res_n - 1; i >= 0; i--) {
+		if (res_stack[i].p == p) {
+			memmove(&res_stack[i], &res_stack[i + 1],
+				(res_n - i - 1) * sizeof(res_stack[0]));
+			res_n--;
+			return;
+		}
+	}
+}
+
+/* Returns 0, or the first error (and describes it in @msg). */
+static int release_all(char *msg, size_t msglen)
+{
+	int first = 0;
+
+	while (res_n > 0) {
+		struct res *r = &res_stack[--res_n];
+		const char *what = NULL;
+		int rc = 0;
+
+		switch (r->kind) {
+		case R_MAP:
+			munmap(r->p, r->len);
+			break;
+		case R_MR:
+			rc = ibv_dereg_mr(r->p);
+			what = "ibv_dereg_mr";
+			break;
+		case R_QP:
+			rc = ibv_destroy_qp(r->p);
+			what = "ibv_destroy_qp";
+			break;
+		case R_CQ:
+			rc = ibv_destroy_cq(r->p);
+			what = "ibv_destroy_cq";
+			break;
+		case R_PD:
+			rc = ibv_dealloc_pd(r->p);
+			what = "ibv_dealloc_pd";
+			break;
+		case R_AH:
+			rc = ibv_destroy_ah(r->p);
+			what = "ibv_destroy_ah";
+			break;
+		case R_CHAN:
+			rc = ibv_destroy_comp_channel(r->p);
+			what = "ibv_destroy_comp_channel";
+			break;
+		}
+		if (rc && !first) {
+			first = rc;
+			snprintf(msg, msglen, "cleanup: %s returned %d (%s)",
+				 what, rc, strerror(rc > 0 ? rc : errno));
+		}
+	}
+	return first;
+}
+
+/* ------------------------------------------------------------- utilities */
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void *buf_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, len);
+	return track(R_MAP, p, len);
+}
+
+static void fill_pattern(void *dst, size_t len, uint32_t seed)
+{
+	uint8_t *p = dst;
+	uint32_t x = seed * 2654435761u + 1;
+
+	for (size_t i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (uint8_t)x;
+	}
+}
+
+static uint64_t fnv1a(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* First offset where @len bytes at @p are not all @v, or -1. */
+static long first_not(const void *p, size_t len, uint8_t v)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != v)
+			return (long)i;
+	return -1;
+}
+
+/*
+ * @got must equal @want over @len bytes (checked by checksum and byte by
+ * byte), and @guard bytes on each side of @got must still be PAT_GUARD.
+ */
+static int check_bytes(const char *what, const uint8_t *got,
+		       const uint8_t *want, size_t len, size_t guard)
+{
+	if (memcmp(got, want, len)) {
+		size_t i = 0;
+
+		while (got[i] == want[i])
+			i++;
+		return fail("%s: %zu bytes differ from the source (checksum %016" PRIx64
+			    " want %016" PRIx64 "), first at offset %zu: 0x%02x want 0x%02x",
+			    what, len, fnv1a(got, len), fnv1a(want, len), i,
+			    got[i], want[i]);
+	}
+	if (guard) {
+		long o = first_not(got - guard, guard, PAT_GUARD);
+
+		CHECK(o < 0, "%s: byte %ld before the target range was overwritten",
+		      what, (long)guard - o);
+		o = first_not(got + len, guard, PAT_GUARD);
+		CHECK(o < 0, "%s: byte %ld after the target range was overwritten",
+		      what, o);
+	}
+	return T_PASS;
+}
+
+static const char *wc_status(enum ibv_wc_status s)
+{
+	return ibv_wc_status_str(s);
+}
+
+static const char *errname(int e)
+{
+	switch (e) {
+	case 0: return "0";
+	case EINVAL: return "EINVAL";
+	case EFAULT: return "EFAULT";
+	case EBUSY: return "EBUSY";
+	case ENOMEM: return "ENOMEM";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case ENOSYS: return "ENOSYS";
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case EIO: return "EIO";
+	case ENOENT: return "ENOENT";
+	case EAGAIN: return "EAGAIN";
+	default: {
+		static char b[32];
+
+		snprintf(b, sizeof(b), "%d", e);
+		return b;
+	}
+	}
+}
+
+/* ----------------------------------------------------------- completions */
+
+/* Poll until @n completions or the timeout; returns how many arrived. */
+static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	int got = 0, idle = 0;
+
+	while (got < n) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		if (r < 0)
+			return -1;
+		if (r > 0) {
+			got += r;
+			idle = 0;
+			continue;
+		}
+		if (now_ms() > end)
+			break;
+		if (++idle > 200)
+			usleep(100);
+	}
+	return got;
+}
+
+/* One completion that must arrive; filled into @wc. */
+static int wait_wc(struct ibv_cq *cq, struct ibv_wc *wc, const char *what)
+{
+	int r = poll_n(cq, wc, 1, CQ_TIMEOUT_MS);
+
+	CHECK(r >= 0, "%s: ibv_poll_cq failed (%s)", what, strerror(errno));
+	CHECK(r == 1, "%s: no completion within %d ms", what, CQ_TIMEOUT_MS);
+	return T_PASS;
+}
+
+/* No completion may show up on @cq for QUIET_MS. */
+static int expect_quiet(struct ibv_cq *cq, const char *what)
+{
+	struct ibv_wc wc;
+	int r = poll_n(cq, &wc, 1, QUIET_MS);
+
+	CHECK(r == 0, "%s: unexpected completion wr_id=%#" PRIx64 " status=%s opcode=%d",
+	      what, wc.wr_id, wc_status(wc.status), wc.opcode);
+	return T_PASS;
+}
+
+static int expect_wc(const struct ibv_wc *wc, const char *what,
+		     enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+		     uint64_t wr_id)
+{
+	CHECK(wc->status == status, "%s: wc.status %s (vendor_err %#x), want %s",
+	      what, wc_status(wc->status), wc->vendor_err, wc_status(status));
+	CHECK(wc->wr_id == wr_id, "%s: wc.wr_id %#" PRIx64 ", want %#" PRIx64,
+	      what, wc->wr_id, wr_id);
+	if (status == IBV_WC_SUCCESS)
+		CHECK(wc->opcode == opcode, "%s: wc.opcode %d, want %d",
+		      what, wc->opcode, opcode);
+	return T_PASS;
+}
+
+/* -------------------------------------------------------------- QP pairs */
+
+struct end {
+	struct side *s;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_qp_cap cap;	/* as returned by ibv_create_qp */
+};
+
+struct pair {
+	enum ibv_qp_type type;
+	struct end a, b;
+	struct ibv_ah *ah;	/* UD: A -> B */
+};
+
+struct pair_opts {
+	uint32_t max_send_wr, max_recv_wr, max_send_sge, max_recv_sge;
+	uint32_t max_inline;
+	int cqe;
+	struct ibv_comp_channel *chan_b;
+	void *cq_ctx_b;
+};
+
+static uint8_t rd_atom(void)
+{
+	int v = side_a.attr.max_qp_rd_atom;
+
+	if (side_b.attr.max_qp_rd_atom < v)
+		v = side_b.attr.max_qp_rd_atom;
+	if (v > 16)
+		v = 16;
+	return v < 1 ? 1 : v;
+}
+
+static enum ibv_mtu path_mtu(void)
+{
+	return side_a.port.active_mtu < side_b.port.active_mtu ?
+	       side_a.port.active_mtu : side_b.port.active_mtu;
+}
+
+static int path_mtu_bytes(void)
+{
+	return 128 << path_mtu();
+}
+
+static void fill_ah_attr(struct ibv_ah_attr *ah, const union ibv_gid *dgid)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->is_global = 1;
+	ah->grh.dgid = *dgid;
+	ah->grh.sgid_index = gid_index;
+	ah->grh.hop_limit = 64;
+	ah->port_num = ib_port;
+}
+
+static int create_end(struct end *e, struct side *s, enum ibv_qp_type type,
+		      const struct pair_opts *o, struct ibv_comp_channel *chan,
+		      void *cq_ctx)
+{
+	struct ibv_qp_init_attr ia;
+	int cqe = o->cqe ? o->cqe : 512;
+
+	e->s = s;
+	e->pd = s->pd;
+	e->cq = track(R_CQ, ibv_create_cq(s->ctx, cqe, cq_ctx, chan, 0), 0);
+	CHECK(e->cq, "%s: ibv_create_cq(%d) failed: %s", s->name, cqe,
+	      strerror(errno));
+
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = e->cq;
+	ia.recv_cq = e->cq;
+	ia.qp_type = type;
+	ia.cap.max_send_wr = o->max_send_wr ? o->max_send_wr : 64;
+	ia.cap.max_recv_wr = o->max_recv_wr ? o->max_recv_wr : 64;
+	ia.cap.max_send_sge = o->max_send_sge ? o->max_send_sge : 4;
+	ia.cap.max_recv_sge = o->max_recv_sge ? o->max_recv_sge : 4;
+	ia.cap.max_inline_data = o->max_inline;
+	e->qp = track(R_QP, ibv_create_qp(e->pd, &ia), 0);
+	if (!e->qp && errno == EOPNOTSUPP)
+		return skip("%s: ibv_create_qp(type %d) is not supported", s->name, type);
+	CHECK(e->qp, "%s: ibv_create_qp(type %d) failed: %s", s->name, type,
+	      strerror(errno));
+	e->cap = ia.cap;
+	return T_PASS;
+}
+
+static int to_init(struct end *e, enum ibv_qp_type type)
+{
+	struct ibv_qp_attr at = { 0 };
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	int rc;
+
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = ib_port;
+	if (type == IBV_QPT_UD) {
+		at.qkey = UD_QKEY;
+		mask |= IBV_QP_QKEY;
+	} else {
+		at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (type == IBV_QPT_RC)
+			at.qp_access_flags |= IBV_ACCESS_REMOTE_READ |
+					      IBV_ACCESS_REMOTE_ATOMIC;
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	rc = ibv_modify_qp(e->qp, &at, mask);
+	CHECK(!rc, "%s: modify_qp RESET->INIT failed: %s", e->s->name, errname(rc));
+	return T_PASS;
+}
+
+static int to_rtr_rts(struct end *e, enum ibv_qp_type type, struct end *peer)
+{
+	struct ibv_qp_attr at = { 0 };
+	int mask = IBV_QP_STATE;
+	int rc;
+
+	at.qp_state = IBV_QPS_RTR;
+	if (type != IBV_QPT_UD) {
+		at.path_mtu = path_mtu();
+		at.dest_qp_num = peer->qp->qp_num;
+		at.rq_psn = 0x1234;
+		fill_ah_attr(&at.ah_attr, &peer->s->gid);
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (type == IBV_QPT_RC) {
+			at.max_dest_rd_atomic = rd_atom();
+			at.min_rnr_timer = 12;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	rc = ibv_modify_qp(e->qp, &at, mask);
+	CHECK(!rc, "%s: modify_qp INIT->RTR failed: %s", e->s->name, errname(rc));
+
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = 0x1234;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (type == IBV_QPT_RC) {
+		at.timeout = 14;
+		at.retry_cnt = 7;
+		at.rnr_retry = 7;
+		at.max_rd_atomic = rd_atom();
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	rc = ibv_modify_qp(e->qp, &at, mask);
+	CHECK(!rc, "%s: modify_qp RTR->RTS failed: %s", e->s->name, errname(rc));
+	return T_PASS;
+}
+
+/* A connected (RC/UC) or ready (UD) queue pair A -> B. */
+static int pair_open(struct pair *p, enum ibv_qp_type type,
+		     const struct pair_opts *opts)
+{
+	static const struct pair_opts none;
+	const struct pair_opts *o = opts ? opts : &none;
+
+	memset(p, 0, sizeof(*p));
+	p->type = type;
+	TRY(create_end(&p->a, &side_a, type, o, NULL, NULL));
+	TRY(create_end(&p->b, &side_b, type, o, o->chan_b, o->cq_ctx_b));
+	TRY(to_init(&p->a, type));
+	TRY(to_init(&p->b, type));
+	TRY(to_rtr_rts(&p->a, type, &p->b));
+	TRY(to_rtr_rts(&p->b, type, &p->a));
+	if (type == IBV_QPT_UD) {
+		struct ibv_ah_attr ah;
+
+		fill_ah_attr(&ah, &side_b.gid);
+		p->ah = track(R_AH, ibv_create_ah(p->a.pd, &ah), 0);
+		CHECK(p->ah, "%s: ibv_create_ah failed: %s", side_a.name,
+		      strerror(errno));
+	}
+	return T_PASS;
+}
+
+static struct ibv_mr *mr_reg(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+	return track(R_MR, ibv_reg_mr(pd, addr, len, access), 0);
+}
+
+#define MR_LOCAL  IBV_ACCESS_LOCAL_WRITE
+#define MR_REMOTE (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+static int post_send1(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+
+	return ibv_post_send(qp, wr, &bad);
+}
+
+static int post_recv1(struct ibv_qp *qp, uint64_t wr_id, void *addr,
+		      uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad = NULL;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+/* Post one signalled WR on A and wait for its successful completion. */
+static int run_send(struct pair *p, struct ibv_send_wr *wr, const char *what,
+		    enum ibv_wc_opcode opcode)
+{
+	struct ibv_wc wc;
+	int rc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	rc = post_send1(p->a.qp, wr);
+	CHECK(!rc, "%s: ibv_post_send returned %s", what, errname(rc));
+	TRY(wait_wc(p->a.cq, &wc, what));
+	TRY(expect_wc(&wc, what, IBV_WC_SUCCESS, opcode, wr->wr_id));
+	CHECK(wc.qp_num == p->a.qp->qp_num, "%s: requester wc.qp_num %#x, want %#x",
+	      what, wc.qp_num, p->a.qp->qp_num);
+	return T_PASS;
+}
+
+static int rdma_write(struct pair *p, uint64_t wr_id, void *laddr, uint32_t len,
+		      uint32_t lkey, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sge = { (uintptr_t)laddr, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+
+	return run_send(p, &wr, "RDMA_WRITE", IBV_WC_RDMA_WRITE);
+}
+
+/* ======================================================= positive tests */
+
+static const size_t xfer_sizes[] = {
+	1, 7, 64, 1000, 4095, 4096, 4097, 65537, 262147, 1 << 20,
+};
+
+#define XFER_BUF ((1 << 20) + 16384)
+
+static int t_rc_write_lands_byte_exact(void)
+{
+	struct pair p;
+	uint8_t *src, *dst;
+	struct ibv_mr *ms, *md;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	src = buf_alloc(XFER_BUF);
+	dst = buf_alloc(XFER_BUF);
+	CHECK(src && dst, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, src, XFER_BUF, MR_LOCAL);
+	md = mr_reg(p.b.pd, dst, XFER_BUF, MR_REMOTE);
+	CHECK(ms && md, "ibv_reg_mr failed: %s", strerror(errno));
+
+	for (size_t i = 0; i < sizeof(xfer_sizes) / sizeof(xfer_sizes[0]); i++) {
+		size_t len = xfer_sizes[i];
+		size_t so = 1 + (i * 3) % 61, doff = 64 + (i * 7) % 53;
+		char what[64];
+
+		snprintf(what, sizeof(what), "write %zu B (src+%zu -> dst+%zu)",
+			 len, so, doff);
+		fill_pattern(src + so, len, (uint32_t)i + 1);
+		memset(dst, PAT_GUARD, len + doff + 64);
+		TRY(rdma_write(&p, i, src + so, len, ms->lkey,
+			       (uintptr_t)(dst + doff), md->rkey));
+		TRY(check_bytes(what, dst + doff, src + so, len, 64));
+	}
+	return T_PASS;
+}
+
+static int t_rc_write_gathers_multi_sge_in_order(void)
+{
+	struct pair p;
+	uint8_t *src, *src2, *dst, *want;
+	struct ibv_mr *ms, *ms2, *md;
+	/* pieces from two MRs, deliberately out of address order */
+	static const struct { int mr; size_t off, len; } piece[] = {
+		{ 1, 4093, 5000 }, { 0, 3, 1 }, { 0, 70000, 4096 }, { 1, 11, 777 },
+	};
+	struct ibv_sge sge[4];
+	size_t total = 0;
+	struct ibv_send_wr wr = { .wr_id = 42, .sg_list = sge, .num_sge = 4,
+				  .opcode = IBV_WR_RDMA_WRITE };
+	struct pair_opts o = { .max_send_sge = 4 };
+
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	src = buf_alloc(1 << 17);
+	src2 = buf_alloc(1 << 16);
+	dst = buf_alloc(1 << 16);
+	want = buf_alloc(1 << 16);
+	CHECK(src && src2 && dst && want, "buffer allocation failed");
+	fill_pattern(src, 1 << 17, 11);
+	fill_pattern(src2, 1 << 16, 12);
+	ms = mr_reg(p.a.pd, src, 1 << 17, MR_LOCAL);
+	ms2 = mr_reg(p.a.pd, src2, 1 << 16, MR_LOCAL);
+	md = mr_reg(p.b.pd, dst, 1 << 16, MR_REMOTE);
+	CHECK(ms && ms2 && md, "ibv_reg_mr failed: %s", strerror(errno));
+	for (int i = 0; i < 4; i++) {
+		uint8_t *base = piece[i].mr ? src2 : src;
+
+		sge[i] = (struct ibv_sge){ (uintptr_t)(base + piece[i].off),
+					   piece[i].len,
+					   piece[i].mr ? ms2->lkey : ms->lkey };
+		memcpy(want + total, base + piece[i].off, piece[i].len);
+		total += piece[i].len;
+	}
+	memset(dst, PAT_GUARD, 1 << 16);
+	wr.wr.rdma.remote_addr = (uintptr_t)(dst + 129);
+	wr.wr.rdma.rkey = md->rkey;
+	TRY(run_send(&p, &wr, "4-SGE RDMA_WRITE", IBV_WC_RDMA_WRITE));
+	return check_bytes("4-SGE write", dst + 129, want, total, 64);
+}
+
+static int t_rc_read_returns_remote_bytes(void)
+{
+	struct pair p;
+	uint8_t *src, *dst;
+	struct ibv_mr *ml, *mr;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	src = buf_alloc(XFER_BUF);	/* remote (B) memory */
+	dst = buf_alloc(XFER_BUF);	/* local (A) destination */
+	CHECK(src && dst, "buffer allocation failed");
+	mr = mr_reg(p.b.pd, src, XFER_BUF, IBV_ACCESS_REMOTE_READ);
+	ml = mr_reg(p.a.pd, dst, XFER_BUF, MR_LOCAL);
+	CHECK(ml && mr, "ibv_reg_mr failed: %s", strerror(errno));
+
+	for (size_t i = 0; i < sizeof(xfer_sizes) / sizeof(xfer_sizes[0]); i++) {
+		size_t len = xfer_sizes[i];
+		size_t so = 5 + (i * 5) % 59, doff = 64 + (i * 11) % 47;
+		struct ibv_sge sge = { (uintptr_t)(dst + doff), len, ml->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 100 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ,
+			.wr.rdma = { (uintptr_t)(src + so), mr->rkey },
+		};
+		char what[64];
+
+		snprintf(what, sizeof(what), "read %zu B (remote+%zu -> local+%zu)",
+			 len, so, doff);
+		fill_pattern(src + so, len, (uint32_t)i + 77);
+		memset(dst, PAT_GUARD, len + doff + 64);
+		TRY(run_send(&p, &wr, what, IBV_WC_RDMA_READ));
+		TRY(check_bytes(what, dst + doff, src + so, len, 64));
+	}
+	return T_PASS;
+}
+
+static int t_rc_read_scatters_multi_sge(void)
+{
+	struct pair p;
+	uint8_t *src, *dst;
+	struct ibv_mr *ml, *mr;
+	struct ibv_sge sge[3];
+	static const size_t off[3] = { 9000, 64, 40000 }, len[3] = { 3, 8191, 1500 };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = sge, .num_sge = 3,
+				  .opcode = IBV_WR_RDMA_READ };
+	size_t pos = 0;
+	struct pair_opts o = { .max_send_sge = 3 };
+
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	src = buf_alloc(1 << 16);
+	dst = buf_alloc(1 << 16);
+	CHECK(src && dst, "buffer allocation failed");
+	fill_pattern(src, 1 << 16, 5);
+	memset(dst, PAT_GUARD, 1 << 16);
+	mr = mr_reg(p.b.pd, src, 1 << 16, IBV_ACCESS_REMOTE_READ);
+	ml = mr_reg(p.a.pd, dst, 1 << 16, MR_LOCAL);
+	CHECK(ml && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	for (int i = 0; i < 3; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)(dst + off[i]), len[i], ml->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)(src + 333);
+	wr.wr.rdma.rkey = mr->rkey;
+	TRY(run_send(&p, &wr, "3-SGE RDMA_READ", IBV_WC_RDMA_READ));
+	for (int i = 0; i < 3; i++) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "read piece %d", i);
+		TRY(check_bytes(what, dst + off[i], src + 333 + pos, len[i], 32));
+		pos += len[i];
+	}
+	return T_PASS;
+}
+
+/* SEND of @len bytes from A lands in B's receive buffer; all wc fields. */
+static int send_recv_check(struct pair *p, uint8_t *sbuf, struct ibv_mr *ms,
+			   uint8_t *rbuf, struct ibv_mr *mrr, size_t len,
+			   uint64_t id, int with_imm)
+{
+	struct ibv_sge sge = { (uintptr_t)sbuf, len, ms->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND };
+	uint32_t imm = htonl(0xA5000000u | (uint32_t)id);
+	struct ibv_wc wc;
+	char what[64];
+	int rc;
+
+	snprintf(what, sizeof(what), "%s %zu B", with_imm ? "send_imm" : "send", len);
+	wr.imm_data = imm;
+	memset(rbuf, PAT_GUARD, len + 128);
+	rc = post_recv1(p->b.qp, id + 1000, rbuf + 64, len + 64, mrr->lkey);
+	CHECK(!rc, "%s: ibv_post_recv returned %s", what, errname(rc));
+	TRY(run_send(p, &wr, what, IBV_WC_SEND));
+	TRY(wait_wc(p->b.cq, &wc, what));
+	TRY(expect_wc(&wc, what, IBV_WC_SUCCESS, IBV_WC_RECV, id + 1000));
+	CHECK(wc.byte_len == len, "%s: recv wc.byte_len %u, want %zu", what,
+	      wc.byte_len, len);
+	CHECK(wc.qp_num == p->b.qp->qp_num, "%s: recv wc.qp_num %#x, want %#x",
+	      what, wc.qp_num, p->b.qp->qp_num);
+	if (with_imm) {
+		CHECK(wc.wc_flags & IBV_WC_WITH_IMM, "%s: IBV_WC_WITH_IMM not set", what);
+		CHECK(wc.imm_data == imm, "%s: imm_data %#x, want %#x", what,
+		      ntohl(wc.imm_data), ntohl(imm));
+	} else {
+		CHECK(!(wc.wc_flags & IBV_WC_WITH_IMM),
+		      "%s: IBV_WC_WITH_IMM set on a plain SEND", what);
+	}
+	return check_bytes(what, rbuf + 64, sbuf, len, 64);
+}
+
+static int t_rc_send_recv_delivers_bytes_and_wc_fields(void)
+{
+	static const size_t sz[] = { 1, 100, 1024, 4097, 65537, 1 << 20 };
+	struct pair p;
+	uint8_t *s, *r;
+	struct ibv_mr *ms, *mr;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	s = buf_alloc(XFER_BUF);
+	r = buf_alloc(XFER_BUF);
+	CHECK(s && r, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, XFER_BUF, MR_LOCAL);
+	mr = mr_reg(p.b.pd, r, XFER_BUF, MR_LOCAL);
+	CHECK(ms && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
+		fill_pattern(s + 3, sz[i], (uint32_t)i + 300);
+		TRY(send_recv_check(&p, s + 3, ms, r, mr, sz[i], i, 0));
+	}
+	return T_PASS;
+}
+
+static int t_rc_send_scatters_into_multi_sge_recv(void)
+{
+	struct pair p;
+	uint8_t *s, *r;
+	struct ibv_mr *ms, *mr;
+	static const size_t roff[3] = { 20000, 100, 9000 }, rlen[3] = { 10, 4000, 3000 };
+	struct ibv_sge rs[3], ss[2];
+	struct ibv_recv_wr rwr = { .wr_id = 5, .sg_list = rs, .num_sge = 3 };
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr wr = { .wr_id = 6, .sg_list = ss, .num_sge = 2,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_wc wc;
+	size_t total = 6000, pos = 0;
+	struct pair_opts o = { .max_send_sge = 3, .max_recv_sge = 3 };
+	int rc;
+
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	s = buf_alloc(1 << 15);
+	r = buf_alloc(1 << 15);
+	CHECK(s && r, "buffer allocation failed");
+	fill_pattern(s, 1 << 15, 9);
+	memset(r, PAT_GUARD, 1 << 15);
+	ms = mr_reg(p.a.pd, s, 1 << 15, MR_LOCAL);
+	mr = mr_reg(p.b.pd, r, 1 << 15, MR_LOCAL);
+	CHECK(ms && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	/* source: 2500 bytes at s+10000, then 3500 at s+1 */
+	ss[0] = (struct ibv_sge){ (uintptr_t)(s + 10000), 2500, ms->lkey };
+	ss[1] = (struct ibv_sge){ (uintptr_t)(s + 1), 3500, ms->lkey };
+	for (int i = 0; i < 3; i++)
+		rs[i] = (struct ibv_sge){ (uintptr_t)(r + roff[i]), rlen[i], mr->lkey };
+	rc = ibv_post_recv(p.b.qp, &rwr, &rbad);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	TRY(run_send(&p, &wr, "2-SGE SEND", IBV_WC_SEND));
+	TRY(wait_wc(p.b.cq, &wc, "3-SGE RECV"));
+	TRY(expect_wc(&wc, "3-SGE RECV", IBV_WC_SUCCESS, IBV_WC_RECV, 5));
+	CHECK(wc.byte_len == total, "recv wc.byte_len %u, want %zu", wc.byte_len, total);
+	{
+		uint8_t want[6000];
+
+		memcpy(want, s + 10000, 2500);
+		memcpy(want + 2500, s + 1, 3500);
+		for (int i = 0; i < 3; i++) {
+			size_t n = rlen[i] < total - pos ? rlen[i] : total - pos;
+			char what[32];
+
+			snprintf(what, sizeof(what), "recv piece %d", i);
+			TRY(check_bytes(what, r + roff[i], want + pos, n, 0));
+			pos += n;
+		}
+		/* the tail of the last piece was not written */
+		CHECK(first_not(r + roff[2] + (total - 10 - 4000),
+				rlen[2] - (total - 10 - 4000), PAT_GUARD) < 0,
+		      "bytes past the message end were written in the last SGE");
+	}
+	return T_PASS;
+}
+
+static int t_rc_send_with_imm_delivers_imm_data(void)
+{
+	struct pair p;
+	uint8_t *s, *r;
+	struct ibv_mr *ms, *mr;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	s = buf_alloc(1 << 16);
+	r = buf_alloc(1 << 16);
+	CHECK(s && r, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, 1 << 16, MR_LOCAL);
+	mr = mr_reg(p.b.pd, r, 1 << 16, MR_LOCAL);
+	CHECK(ms && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(s, 1 << 16, 17);
+	TRY(send_recv_check(&p, s, ms, r, mr, 33, 1, 1));
+	TRY(send_recv_check(&p, s + 1, ms, r, mr, 5000, 2, 1));
+	return T_PASS;
+}
+
+static int t_rc_send_with_imm_zero_length_delivers_imm(void)
+{
+	struct pair p;
+	uint8_t *r;
+	struct ibv_mr *mr;
+	struct ibv_send_wr wr = { .wr_id = 9, .num_sge = 0,
+				  .opcode = IBV_WR_SEND_WITH_IMM,
+				  .imm_data = htonl(0xdeadbeef) };
+	struct ibv_wc wc;
+	int rc;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	r = buf_alloc(4096);
+	CHECK(r, "buffer allocation failed");
+	mr = mr_reg(p.b.pd, r, 4096, MR_LOCAL);
+	CHECK(mr, "ibv_reg_mr failed: %s", strerror(errno));
+	rc = post_recv1(p.b.qp, 90, r, 4096, mr->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	TRY(run_send(&p, &wr, "0-byte SEND_WITH_IMM", IBV_WC_SEND));
+	TRY(wait_wc(p.b.cq, &wc, "recv of 0-byte SEND_WITH_IMM"));
+	TRY(expect_wc(&wc, "recv", IBV_WC_SUCCESS, IBV_WC_RECV, 90));
+	CHECK(wc.byte_len == 0, "wc.byte_len %u, want 0", wc.byte_len);
+	CHECK(wc.wc_flags & IBV_WC_WITH_IMM, "IBV_WC_WITH_IMM not set");
+	CHECK(wc.imm_data == htonl(0xdeadbeef), "imm_data %#x, want 0xdeadbeef",
+	      ntohl(wc.imm_data));
+	return T_PASS;
+}
+
+static int t_rc_write_with_imm_lands_and_reports_imm(void)
+{
+	struct pair p;
+	uint8_t *s, *d, *rb;
+	struct ibv_mr *ms, *md, *mrb;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+				  .imm_data = htonl(0x12345678) };
+	struct ibv_wc wc;
+	int rc;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	s = buf_alloc(1 << 17);
+	d = buf_alloc(1 << 17);
+	rb = buf_alloc(4096);
+	CHECK(s && d && rb, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, 1 << 17, MR_LOCAL);
+	md = mr_reg(p.b.pd, d, 1 << 17, MR_REMOTE);
+	mrb = mr_reg(p.b.pd, rb, 4096, MR_LOCAL);
+	CHECK(ms && md && mrb, "ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(s, 1 << 17, 23);
+	memset(d, PAT_GUARD, 1 << 17);
+	memset(rb, PAT_GUARD, 4096);
+	rc = post_recv1(p.b.qp, 77, rb, 4096, mrb->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	sge = (struct ibv_sge){ (uintptr_t)(s + 7), 70001, ms->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)(d + 99);
+	wr.wr.rdma.rkey = md->rkey;
+	TRY(run_send(&p, &wr, "RDMA_WRITE_WITH_IMM", IBV_WC_RDMA_WRITE));
+	TRY(wait_wc(p.b.cq, &wc, "responder completion of WRITE_WITH_IMM"));
+	TRY(expect_wc(&wc, "WRITE_WITH_IMM recv", IBV_WC_SUCCESS,
+		      IBV_WC_RECV_RDMA_WITH_IMM, 77));
+	CHECK(wc.wc_flags & IBV_WC_WITH_IMM, "IBV_WC_WITH_IMM not set");
+	CHECK(wc.imm_data == htonl(0x12345678), "imm_data %#x, want 0x12345678",
+	      ntohl(wc.imm_data));
+	CHECK(wc.byte_len == 70001, "wc.byte_len %u, want 70001", wc.byte_len);
+	CHECK(wc.qp_num == p.b.qp->qp_num, "wc.qp_num %#x, want %#x", wc.qp_num,
+	      p.b.qp->qp_num);
+	CHECK(first_not(rb, 4096, PAT_GUARD) < 0,
+	      "WRITE_WITH_IMM wrote into the receive buffer");
+	return check_bytes("write_with_imm payload", d + 99, s + 7, 70001, 64);
+}
+
+/*
+ * 192 WRs (WRITE, SEND, READ in turn), all signalled, posted in lists of
+ * varying length: the requester sees them complete in post order, the
+ * responder receives the SENDs in order.
+ */
+static int t_rc_completions_arrive_in_post_order(void)
+{
+	enum { N = 192, MSG = 64 };
+	struct pair p;
+	struct pair_opts o = { .max_send_wr = N, .max_recv_wr = N, .cqe = 2 * N };
+	uint8_t *s, *d, *rb;
+	struct ibv_mr *ms, *md, *mrb;
+	static struct ibv_send_wr wr[N];
+	static struct ibv_sge sge[N];
+	static struct ibv_wc wc[N];
+	int nsend = 0, posted = 0, chunk = 1, got, rc;
+
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	s = buf_alloc(N * MSG);
+	d = buf_alloc(N * MSG);
+	rb = buf_alloc(N * MSG);
+	CHECK(s && d && rb, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, N * MSG, MR_LOCAL);
+	md = mr_reg(p.b.pd, d, N * MSG, MR_REMOTE);
+	mrb = mr_reg(p.b.pd, rb, N * MSG, MR_LOCAL);
+	CHECK(ms && md && mrb, "ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(d, N * MSG, 31);
+
+	for (int i = 0; i < N; i++) {
+		uint8_t *buf = s + i * MSG;
+
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		sge[i] = (struct ibv_sge){ (uintptr_t)buf, MSG, ms->lkey };
+		switch (i % 3) {
+		case 0:
+			memset(buf, (uint8_t)i, MSG);
+			wr[i].opcode = IBV_WR_RDMA_WRITE;
+			wr[i].wr.rdma.remote_addr = (uintptr_t)(d + i * MSG);
+			wr[i].wr.rdma.rkey = md->rkey;
+			break;
+		case 1:
+			memset(buf, 0, MSG);
+			memcpy(buf, &nsend, sizeof(nsend));	/* sequence number */
+			nsend++;
+			wr[i].opcode = IBV_WR_SEND;
+			break;
+		case 2:
+			wr[i].opcode = IBV_WR_RDMA_READ;
+			wr[i].wr.rdma.remote_addr = (uintptr_t)(d + i * MSG);
+			wr[i].wr.rdma.rkey = md->rkey;
+			break;
+		}
+	}
+	for (int k = 0; k < nsend; k++) {
+		rc = post_recv1(p.b.qp, 5000 + k, rb + k * MSG, MSG, mrb->lkey);
+		CHECK(!rc, "ibv_post_recv %d returned %s", k, errname(rc));
+	}
+	while (posted < N) {
+		int n = chunk < N - posted ? chunk : N - posted;
+		struct ibv_send_wr *bad = NULL;
+
+		for (int i = 0; i < n; i++)
+			wr[posted + i].next = i + 1 < n ? &wr[posted + i + 1] : NULL;
+		rc = ibv_post_send(p.a.qp, &wr[posted], &bad);
+		CHECK(!rc, "ibv_post_send of WRs %d..%d returned %s", posted,
+		      posted + n - 1, errname(rc));
+		posted += n;
+		chunk = chunk % 7 + 1;
+	}
+	got = poll_n(p.a.cq, wc, N, CQ_TIMEOUT_MS);
+	CHECK(got == N, "requester: %d of %d completions arrived", got, N);
+	for (int i = 0; i < N; i++) {
+		static const enum ibv_wc_opcode op[3] = {
+			IBV_WC_RDMA_WRITE, IBV_WC_SEND, IBV_WC_RDMA_READ };
+
+		CHECK(wc[i].status == IBV_WC_SUCCESS, "completion %d: status %s", i,
+		      wc_status(wc[i].status));
+		CHECK(wc[i].wr_id == (uint64_t)i,
+		      "completion %d carries wr_id %" PRIu64 ": out of post order",
+		      i, wc[i].wr_id);
+		CHECK(wc[i].opcode == op[i % 3], "completion %d: opcode %d, want %d",
+		      i, wc[i].opcode, op[i % 3]);
+	}
+	got = poll_n(p.b.cq, wc, nsend, CQ_TIMEOUT_MS);
+	CHECK(got == nsend, "responder: %d of %d receives completed", got, nsend);
+	for (int k = 0; k < nsend; k++) {
+		int seq;
+
+		CHECK(wc[k].status == IBV_WC_SUCCESS && wc[k].wr_id == (uint64_t)(5000 + k),
+		      "receive %d: status %s wr_id %" PRIu64, k,
+		      wc_status(wc[k].status), wc[k].wr_id);
+		memcpy(&seq, rb + k * MSG, sizeof(seq));
+		CHECK(seq == k, "receive %d holds message %d: SENDs reordered", k, seq);
+	}
+	/* the WRITE before each READ had landed when the READ executed */
+	for (int i = 2; i < N; i += 3) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "READ %d of remote bytes", i);
+		TRY(check_bytes(what, s + i * MSG, d + i * MSG, MSG, 0));
+	}
+	for (int i = 0; i < N; i += 3)
+		CHECK(first_not(d + i * MSG, MSG, (uint8_t)i) < 0,
+		      "WRITE %d did not land", i);
+	return T_PASS;
+}
+
+static int t_rc_inline_send_copies_at_post_time(void)
+{
+	struct pair p;
+	struct pair_opts o = { .max_inline = 256 };
+	uint8_t *r;
+	struct ibv_mr *mr;
+	size_t sizes[3] = { 1, 64, 0 };
+
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	CHECK(p.a.cap.max_inline_data >= 1, "QP reports max_inline_data 0");
+	sizes[2] = p.a.cap.max_inline_data < 256 ? p.a.cap.max_inline_data : 256;
+	r = buf_alloc(4096);
+	CHECK(r, "buffer allocation failed");
+	mr = mr_reg(p.b.pd, r, 4096, MR_LOCAL);
+	CHECK(mr, "ibv_reg_mr failed: %s", strerror(errno));
+	for (int i = 0; i < 3; i++) {
+		uint8_t data[256], want[256];
+		struct ibv_sge sge = { (uintptr_t)data, sizes[i], 0 /* no MR */ };
+		struct ibv_send_wr wr = { .wr_id = i, .sg_list = &sge, .num_sge = 1,
+					  .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED };
+		struct ibv_wc wc;
+		char what[48];
+		int rc;
+
+		snprintf(what, sizeof(what), "inline send %zu B", sizes[i]);
+		fill_pattern(data, sizeof(data), 40 + i);
+		memcpy(want, data, sizeof(want));
+		memset(r, PAT_GUARD, 4096);
+		rc = post_recv1(p.b.qp, 600 + i, r + 64, 1024, mr->lkey);
+		CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+		rc = post_send1(p.a.qp, &wr);
+		CHECK(!rc, "%s: ibv_post_send returned %s", what, errname(rc));
+		memset(data, 0, sizeof(data));	/* inline: already copied */
+		TRY(wait_wc(p.a.cq, &wc, what));
+		TRY(expect_wc(&wc, what, IBV_WC_SUCCESS, IBV_WC_SEND, i));
+		TRY(wait_wc(p.b.cq, &wc, what));
+		TRY(expect_wc(&wc, what, IBV_WC_SUCCESS, IBV_WC_RECV, 600 + i));
+		CHECK(wc.byte_len == sizes[i], "%s: byte_len %u", what, wc.byte_len);
+		TRY(check_bytes(what, r + 64, want, sizes[i], 64));
+	}
+	return T_PASS;
+}
+
+static int t_rc_inline_write_lands(void)
+{
+	struct pair p;
+	struct pair_opts o = { .max_inline = 256 };
+	uint8_t *d, data[200], want[200];
+	struct ibv_mr *md;
+	struct ibv_sge sge = { (uintptr_t)data, sizeof(data), 0 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+	int rc;
+
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	CHECK(p.a.cap.max_inline_data >= sizeof(data),
+	      "QP reports max_inline_data %u < %zu", p.a.cap.max_inline_data,
+	      sizeof(data));
+	d = buf_alloc(4096);
+	CHECK(d, "buffer allocation failed");
+	md = mr_reg(p.b.pd, d, 4096, MR_REMOTE);
+	CHECK(md, "ibv_reg_mr failed: %s", strerror(errno));
+	memset(d, PAT_GUARD, 4096);
+	fill_pattern(data, sizeof(data), 71);
+	memcpy(want, data, sizeof(want));
+	wr.wr.rdma.remote_addr = (uintptr_t)(d + 501);
+	wr.wr.rdma.rkey = md->rkey;
+	rc = post_send1(p.a.qp, &wr);
+	CHECK(!rc, "ibv_post_send returned %s", errname(rc));
+	memset(data, 0, sizeof(data));
+	TRY(wait_wc(p.a.cq, &wc, "inline write"));
+	TRY(expect_wc(&wc, "inline write", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 1));
+	return check_bytes("inline write", d + 501, want, sizeof(want), 64);
+}
+
+static int atomics_supported(void)
+{
+	return side_a.attr.atomic_cap != IBV_ATOMIC_NONE &&
+	       side_b.attr.atomic_cap != IBV_ATOMIC_NONE;
+}
+
+static int atomic_op(struct pair *p, enum ibv_wr_opcode op, uint64_t *res,
+		     struct ibv_mr *mres, uint64_t *target, struct ibv_mr *mt,
+		     uint64_t cmp_add, uint64_t swap, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)res, 8, mres->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.wr.atomic = { (uintptr_t)target, cmp_add, swap, mt->rkey },
+	};
+
+	return run_send(p, &wr, op == IBV_WR_ATOMIC_FETCH_AND_ADD ?
+			"FETCH_AND_ADD" : "CMP_AND_SWP",
+			op == IBV_WR_ATOMIC_FETCH_AND_ADD ?
+			IBV_WC_FETCH_ADD : IBV_WC_COMP_SWAP);
+}
+
+static int t_rc_atomic_fetch_add_returns_old_and_adds(void)
+{
+	struct pair p;
+	uint64_t *res, *tgt;
+	struct ibv_mr *mres, *mt;
+
+	if (!atomics_supported())
+		return skip("atomic_cap is IBV_ATOMIC_NONE (A %d, B %d)",
+			    side_a.attr.atomic_cap, side_b.attr.atomic_cap);
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	res = buf_alloc(4096);
+	tgt = buf_alloc(4096);
+	CHECK(res && tgt, "buffer allocation failed");
+	mres = mr_reg(p.a.pd, res, 4096, MR_LOCAL);
+	mt = mr_reg(p.b.pd, tgt, 4096, MR_REMOTE);
+	CHECK(mres && mt, "ibv_reg_mr failed: %s", strerror(errno));
+	tgt[3] = 0x1122334455667788ull;
+	tgt[2] = tgt[4] = 0x0101010101010101ull;
+	res[1] = 0xffffffffffffffffull;
+	TRY(atomic_op(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, &res[1], mres, &tgt[3], mt,
+		      0x1000000001ull, 0, 1));
+	CHECK(res[1] == 0x1122334455667788ull, "fetched %#" PRIx64
+	      ", want the old value 0x1122334455667788", res[1]);
+	CHECK(tgt[3] == 0x1122334555667789ull, "remote now %#" PRIx64
+	      ", want 0x1122334555667789", tgt[3]);
+	TRY(atomic_op(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, &res[1], mres, &tgt[3], mt,
+		      (uint64_t)-0x1122334555667789ll, 0, 2));
+	CHECK(res[1] == 0x1122334555667789ull, "second fetch %#" PRIx64, res[1]);
+	CHECK(tgt[3] == 0, "remote after wrap-around add %#" PRIx64 ", want 0", tgt[3]);
+	CHECK(tgt[2] == 0x0101010101010101ull && tgt[4] == 0x0101010101010101ull,
+	      "neighbouring words changed");
+	return T_PASS;
+}
+
+static int t_rc_atomic_cmp_swap_swaps_only_on_match(void)
+{
+	struct pair p;
+	uint64_t *res, *tgt;
+	struct ibv_mr *mres, *mt;
+
+	if (!atomics_supported())
+		return skip("atomic_cap is IBV_ATOMIC_NONE (A %d, B %d)",
+			    side_a.attr.atomic_cap, side_b.attr.atomic_cap);
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	res = buf_alloc(4096);
+	tgt = buf_alloc(4096);
+	CHECK(res && tgt, "buffer allocation failed");
+	mres = mr_reg(p.a.pd, res, 4096, MR_LOCAL);
+	mt = mr_reg(p.b.pd, tgt, 4096, MR_REMOTE);
+	CHECK(mres && mt, "ibv_reg_mr failed: %s", strerror(errno));
+	tgt[8] = 0xaaaa5555aaaa5555ull;
+	/* compare mismatches: remote unchanged, old value returned */
+	TRY(atomic_op(&p, IBV_WR_ATOMIC_CMP_AND_SWP, &res[0], mres, &tgt[8], mt,
+		      0x1ull, 0x2ull, 1));
+	CHECK(res[0] == 0xaaaa5555aaaa5555ull, "mismatch: fetched %#" PRIx64, res[0]);
+	CHECK(tgt[8] == 0xaaaa5555aaaa5555ull,
+	      "mismatch: remote changed to %#" PRIx64, tgt[8]);
+	/* compare matches: swapped, old value returned */
+	TRY(atomic_op(&p, IBV_WR_ATOMIC_CMP_AND_SWP, &res[1], mres, &tgt[8], mt,
+		      0xaaaa5555aaaa5555ull, 0x0123456789abcdefull, 2));
+	CHECK(res[1] == 0xaaaa5555aaaa5555ull, "match: fetched %#" PRIx64, res[1]);
+	CHECK(tgt[8] == 0x0123456789abcdefull, "match: remote is %#" PRIx64
+	      ", want 0x0123456789abcdef", tgt[8]);
+	return T_PASS;
+}
+
+static int is_v4_mapped(const union ibv_gid *g)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(g->raw, pfx, sizeof(pfx));
+}
+
+static int t_ud_send_recv_reports_grh_and_src_qp(void)
+{
+	struct pair p;
+	uint8_t *s, *r;
+	struct ibv_mr *ms, *mr;
+	size_t sizes[2] = { 1, 0 };
+
+	TRY(pair_open(&p, IBV_QPT_UD, NULL));
+	sizes[1] = path_mtu_bytes();
+	s = buf_alloc(8192);
+	r = buf_alloc(8192);
+	CHECK(s && r, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, 8192, MR_LOCAL);
+	mr = mr_reg(p.b.pd, r, 8192, MR_LOCAL);
+	CHECK(ms && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		size_t len = sizes[i];
+		struct ibv_sge sge = { (uintptr_t)(s + 5), len, ms->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 20 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND,
+			.wr.ud = { p.ah, p.b.qp->qp_num, UD_QKEY },
+		};
+		struct ibv_wc wc;
+		char what[48];
+		int rc;
+
+		snprintf(what, sizeof(what), "UD send %zu B", len);
+		fill_pattern(s + 5, len, 60 + i);
+		memset(r, PAT_GUARD, 8192);
+		rc = post_recv1(p.b.qp, 30 + i, r + 64, GRH_LEN + len, mr->lkey);
+		CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+		TRY(run_send(&p, &wr, what, IBV_WC_SEND));
+		TRY(wait_wc(p.b.cq, &wc, what));
+		TRY(expect_wc(&wc, what, IBV_WC_SUCCESS, IBV_WC_RECV, 30 + i));
+		CHECK(wc.byte_len == GRH_LEN + len, "%s: byte_len %u, want %zu (40 + payload)",
+		      what, wc.byte_len, GRH_LEN + len);
+		CHECK(wc.src_qp == p.a.qp->qp_num, "%s: wc.src_qp %#x, want %#x",
+		      what, wc.src_qp, p.a.qp->qp_num);
+		CHECK(wc.qp_num == p.b.qp->qp_num, "%s: wc.qp_num %#x, want %#x",
+		      what, wc.qp_num, p.b.qp->qp_num);
+		CHECK(wc.wc_flags & IBV_WC_GRH, "%s: IBV_WC_GRH not set", what);
+		if (is_v4_mapped(&side_a.gid)) {
+			/* RoCEv2 over IPv4: the IPv4 header fills the last 20 bytes */
+			uint8_t *ip = r + 64 + 20;
+
+			CHECK(ip[0] == 0x45, "%s: GRH bytes 20.. are not an IPv4 header "
+			      "(first byte %#x)", what, ip[0]);
+			CHECK(!memcmp(ip + 12, &side_a.gid.raw[12], 4),
+			      "%s: IPv4 source in the GRH is %u.%u.%u.%u, want the sender's",
+			      what, ip[12], ip[13], ip[14], ip[15]);
+		} else {
+			CHECK(!memcmp(r + 64 + 8, side_a.gid.raw, 16),
+			      "%s: GRH sgid is not the sender's GID", what);
+		}
+		TRY(check_bytes(what, r + 64 + GRH_LEN, s + 5, len, 64));
+	}
+	return T_PASS;
+}
+
+static int t_ud_send_with_imm_delivers_imm_data(void)
+{
+	struct pair p;
+	uint8_t *s, *r;
+	struct ibv_mr *ms, *mr;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM,
+				  .imm_data = htonl(0xfeed0001) };
+	struct ibv_wc wc;
+	int rc;
+
+	TRY(pair_open(&p, IBV_QPT_UD, NULL));
+	s = buf_alloc(4096);
+	r = buf_alloc(4096);
+	CHECK(s && r, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, 4096, MR_LOCAL);
+	mr = mr_reg(p.b.pd, r, 4096, MR_LOCAL);
+	CHECK(ms && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(s, 100, 3);
+	sge = (struct ibv_sge){ (uintptr_t)s, 100, ms->lkey };
+	wr.wr.ud.ah = p.ah;
+	wr.wr.ud.remote_qpn = p.b.qp->qp_num;
+	wr.wr.ud.remote_qkey = UD_QKEY;
+	rc = post_recv1(p.b.qp, 2, r, 4096, mr->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	TRY(run_send(&p, &wr, "UD SEND_WITH_IMM", IBV_WC_SEND));
+	TRY(wait_wc(p.b.cq, &wc, "UD recv"));
+	TRY(expect_wc(&wc, "UD recv", IBV_WC_SUCCESS, IBV_WC_RECV, 2));
+	CHECK(wc.wc_flags & IBV_WC_WITH_IMM, "IBV_WC_WITH_IMM not set");
+	CHECK(wc.imm_data == htonl(0xfeed0001), "imm_data %#x", ntohl(wc.imm_data));
+	CHECK(wc.byte_len == GRH_LEN + 100, "byte_len %u, want 140", wc.byte_len);
+	return check_bytes("UD imm payload", r + GRH_LEN, s, 100, 0);
+}
+
+static int t_cq_event_fires_once_per_arm(void)
+{
+	struct pair p;
+	struct ibv_comp_channel *ch;
+	int cookie = 0;
+	struct pair_opts o = { 0 };
+	uint8_t *s, *r;
+	struct ibv_mr *ms, *mr;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND };
+	struct pollfd pfd;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	struct ibv_wc wc;
+	int rc;
+
+	ch = track(R_CHAN, ibv_create_comp_channel(side_b.ctx), 0);
+	CHECK(ch, "ibv_create_comp_channel failed: %s", strerror(errno));
+	o.chan_b = ch;
+	o.cq_ctx_b = &cookie;
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	s = buf_alloc(4096);
+	r = buf_alloc(4096);
+	CHECK(s && r, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, 4096, MR_LOCAL);
+	mr = mr_reg(p.b.pd, r, 4096, MR_LOCAL);
+	CHECK(ms && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	sge = (struct ibv_sge){ (uintptr_t)s, 32, ms->lkey };
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+
+	rc = ibv_req_notify_cq(p.b.cq, 0);
+	CHECK(!rc, "ibv_req_notify_cq returned %s", errname(rc));
+	CHECK(poll(&pfd, 1, 0) == 0, "channel readable before any completion");
+	for (int k = 0; k < 2; k++) {
+		rc = post_recv1(p.b.qp, 50 + k, r + 64 * k, 64, mr->lkey);
+		CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	}
+	wr.wr_id = 1;
+	TRY(run_send(&p, &wr, "first SEND", IBV_WC_SEND));
+	rc = poll(&pfd, 1, CQ_TIMEOUT_MS);
+	CHECK(rc == 1, "no event on the completion channel within %d ms", CQ_TIMEOUT_MS);
+	rc = ibv_get_cq_event(ch, &ev_cq, &ev_ctx);
+	CHECK(!rc, "ibv_get_cq_event failed: %s", strerror(errno));
+	CHECK(ev_cq == p.b.cq, "event names CQ %p, want %p", (void *)ev_cq,
+	      (void *)p.b.cq);
+	CHECK(ev_ctx == &cookie, "event carries cq_context %p, want %p", ev_ctx,
+	      (void *)&cookie);
+	ibv_ack_cq_events(ev_cq, 1);
+	TRY(wait_wc(p.b.cq, &wc, "completion after the event"));
+	TRY(expect_wc(&wc, "evented recv", IBV_WC_SUCCESS, IBV_WC_RECV, 50));
+
+	/* not re-armed: the next completion raises no event */
+	wr.wr_id = 2;
+	TRY(run_send(&p, &wr, "second SEND", IBV_WC_SEND));
+	TRY(wait_wc(p.b.cq, &wc, "second recv"));
+	TRY(expect_wc(&wc, "second recv", IBV_WC_SUCCESS, IBV_WC_RECV, 51));
+	CHECK(poll(&pfd, 1, QUIET_MS) == 0, "event raised although the CQ was not re-armed");
+	return T_PASS;
+}
+
+static int t_uc_write_lands_byte_exact(void)
+{
+	static const size_t sz[] = { 1, 4097, 65536 };
+	struct pair p;
+	uint8_t *s, *d;
+	struct ibv_mr *ms, *md;
+
+	TRY(pair_open(&p, IBV_QPT_UC, NULL));
+	s = buf_alloc(1 << 17);
+	d = buf_alloc(1 << 17);
+	CHECK(s && d, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, 1 << 17, MR_LOCAL);
+	md = mr_reg(p.b.pd, d, 1 << 17, MR_LOCAL | IBV_ACCESS_REMOTE_WRITE);
+	CHECK(ms && md, "ibv_reg_mr failed: %s", strerror(errno));
+	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
+		uint64_t end;
+		char what[48];
+
+		snprintf(what, sizeof(what), "UC write %zu B", sz[i]);
+		fill_pattern(s + 1, sz[i], 90 + i);
+		memset(d, PAT_GUARD, 1 << 17);
+		TRY(rdma_write(&p, i, s + 1, sz[i], ms->lkey, (uintptr_t)(d + 64),
+			       md->rkey));
+		/* UC has no ACK: wait for the bytes themselves */
+		end = now_ms() + CQ_TIMEOUT_MS;
+		while (memcmp(d + 64, s + 1, sz[i]) && now_ms() < end)
+			usleep(1000);
+		TRY(check_bytes(what, d + 64, s + 1, sz[i], 64));
+	}
+	return T_PASS;
+}
+
+static int t_uc_send_recv_delivers_bytes(void)
+{
+	struct pair p;
+	uint8_t *s, *r;
+	struct ibv_mr *ms, *mr;
+
+	TRY(pair_open(&p, IBV_QPT_UC, NULL));
+	s = buf_alloc(1 << 16);
+	r = buf_alloc(1 << 16);
+	CHECK(s && r, "buffer allocation failed");
+	ms = mr_reg(p.a.pd, s, 1 << 16, MR_LOCAL);
+	mr = mr_reg(p.b.pd, r, 1 << 16, MR_LOCAL);
+	CHECK(ms && mr, "ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(s, 1 << 16, 8);
+	TRY(send_recv_check(&p, s, ms, r, mr, 3000, 1, 0));
+	TRY(send_recv_check(&p, s + 1, ms, r, mr, 17, 2, 1));
+	return T_PASS;
+}
+
+static int t_qp_query_reports_rts_and_caps(void)
+{
+	struct pair p;
+	struct ibv_qp_attr at;
+	struct ibv_qp_init_attr ia;
+	int rc;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	rc = ibv_query_qp(p.a.qp, &at, IBV_QP_STATE | IBV_QP_CAP | IBV_QP_DEST_QPN, &ia);
+	CHECK(!rc, "ibv_query_qp returned %s", errname(rc));
+	CHECK(at.qp_state == IBV_QPS_RTS, "qp_state %d, want RTS (%d)", at.qp_state,
+	      IBV_QPS_RTS);
+	CHECK(at.dest_qp_num == p.b.qp->qp_num, "dest_qp_num %#x, want %#x",
+	      at.dest_qp_num, p.b.qp->qp_num);
+	CHECK(at.cap.max_send_wr >= 64 && at.cap.max_send_sge >= 4,
+	      "queried caps smaller than requested (wr %u sge %u)",
+	      at.cap.max_send_wr, at.cap.max_send_sge);
+	return T_PASS;
+}
+
+static int t_mr_registered_after_qp_use_works(void)
+{
+	struct pair p;
+	uint8_t *s1, *d1, *s2, *d2;
+	struct ibv_mr *ms1, *md1, *ms2, *md2;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	s1 = buf_alloc(8192);
+	d1 = buf_alloc(8192);
+	CHECK(s1 && d1, "buffer allocation failed");
+	ms1 = mr_reg(p.a.pd, s1, 8192, MR_LOCAL);
+	md1 = mr_reg(p.b.pd, d1, 8192, MR_REMOTE);
+	CHECK(ms1 && md1, "ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(s1, 8192, 1);
+	TRY(rdma_write(&p, 1, s1, 8192, ms1->lkey, (uintptr_t)d1, md1->rkey));
+	TRY(check_bytes("first write", d1, s1, 8192, 0));
+
+	/* new memory, registered on both sides after the QP carried traffic */
+	s2 = buf_alloc(3 << 16);
+	d2 = buf_alloc(3 << 16);
+	CHECK(s2 && d2, "buffer allocation failed");
+	ms2 = mr_reg(p.a.pd, s2 + 4096, 2 << 16, MR_LOCAL);
+	md2 = mr_reg(p.b.pd, d2 + 100, 2 << 16, MR_REMOTE);
+	CHECK(ms2 && md2, "late ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(s2 + 4096, 2 << 16, 2);
+	memset(d2, PAT_GUARD, 3 << 16);
+	TRY(rdma_write(&p, 2, s2 + 4096, 2 << 16, ms2->lkey, (uintptr_t)(d2 + 100),
+		       md2->rkey));
+	TRY(check_bytes("write with late MRs", d2 + 100, s2 + 4096, 2 << 16, 100));
+	/* and the old MRs still work */
+	fill_pattern(s1, 8192, 3);
+	TRY(rdma_write(&p, 3, s1, 8192, ms1->lkey, (uintptr_t)d1, md1->rkey));
+	return check_bytes("write with the first MRs again", d1, s1, 8192, 0);
+}
+
+static int t_mr_pages_touched_after_registration_are_seen(void)
+{
+	/* register untouched (never-faulted) anonymous memory, then write it */
+	struct pair p;
+	size_t len = 1 << 18;
+	uint8_t *s, *d;
+	struct ibv_mr *ms, *md;
+
+	TRY(pair_open(&p, IBV_QPT_RC, NULL));
+	s = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	d = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(s != MAP_FAILED && d != MAP_FAILED, "mmap failed");
+	track(R_MAP, s, len);
+	track(R_MAP, d, len);
+	ms = mr_reg(p.a.pd, s, len, MR_LOCAL);
+	md = mr_reg(p.b.pd, d, len, MR_REMOTE);
+	CHECK(ms && md, "ibv_reg_mr failed: %s", strerror(errno));
+	fill_pattern(s, len, 4);	/* first touch after registration */
+	TRY(rdma_write(&p, 1, s, len, ms->lkey, (uintptr_t)d, md->rkey));
+	return check_bytes("write of memory first touched after reg_mr", d, s, len, 0);
+}
+
+/* ======================================================= negative tests */
+
+/*
+ * Fixture for rejected work requests: a connected RC pair, A's source MR
+ * (local write), A's read-only MR (no access flags), B's target MR (all
+ * remote access, filled with PAT_GUARD) and one receive (wr_id 0xB0)
+ * posted on B.
+ */
+struct neg {
+	struct pair p;
+	uint8_t *src, *ro, *dst, *rbuf;
+	struct ibv_mr *msrc, *mro, *mdst, *mrbuf;
+};
+
+#define NEG_LEN 65536
+
+static int neg_open(struct neg *n, const struct pair_opts *o)
+{
+	int rc;
+
+	TRY(pair_open(&n->p, IBV_QPT_RC, o));
+	n->src = buf_alloc(NEG_LEN);
+	n->ro = buf_alloc(NEG_LEN);
+	n->dst = buf_alloc(NEG_LEN);
+	n->rbuf = buf_alloc(NEG_LEN);
+	CHECK(n->src && n->ro && n->dst && n->rbuf, "buffer allocation failed");
+	fill_pattern(n->src, NEG_LEN, 1234);
+	memset(n->ro, 0x5A, NEG_LEN);
+	memset(n->dst, PAT_GUARD, NEG_LEN);
+	memset(n->rbuf, PAT_GUARD, NEG_LEN);
+	n->msrc = mr_reg(n->p.a.pd, n->src, NEG_LEN, MR_LOCAL);
+	n->mro = mr_reg(n->p.a.pd, n->ro, NEG_LEN, 0);
+	n->mdst = mr_reg(n->p.b.pd, n->dst, NEG_LEN, MR_REMOTE);
+	n->mrbuf = mr_reg(n->p.b.pd, n->rbuf, NEG_LEN, MR_LOCAL);
+	CHECK(n->msrc && n->mro && n->mdst && n->mrbuf, "ibv_reg_mr failed: %s",
+	      strerror(errno));
+	rc = post_recv1(n->p.b.qp, 0xB0, n->rbuf, 4096, n->mrbuf->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	return T_PASS;
+}
+
+/* After a rejection: the QP still carries a SEND, into recv @want_wr_id. */
+static int neg_qp_still_works(struct neg *n, uint64_t want_wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)n->src, 48, n->msrc->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x600D, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_wc wc;
+
+	TRY(run_send(&n->p, &wr, "good SEND after the rejected WR", IBV_WC_SEND));
+	TRY(wait_wc(n->p.b.cq, &wc, "recv of the good SEND"));
+	TRY(expect_wc(&wc, "recv of the good SEND", IBV_WC_SUCCESS, IBV_WC_RECV,
+		      want_wr_id));
+	CHECK(wc.byte_len == 48, "recv byte_len %u, want 48 (the good SEND)",
+	      wc.byte_len);
+	return T_PASS;
+}
+
+/*
+ * @wr (one WR) must be refused by ibv_post_send with EINVAL and *bad_wr ==
+ * @wr; nothing may be sent (no completion on either side, B's memory and
+ * A's read-only buffer untouched), and the QP must still work afterwards.
+ */
+static int neg_expect_send_rejected(struct neg *n, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int rc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	wr->next = NULL;
+	rc = ibv_post_send(n->p.a.qp, wr, &bad);
+	CHECK(rc == EINVAL, "ibv_post_send returned %s, want EINVAL", errname(rc));
+	CHECK(bad == wr, "*bad_wr is %p, want the rejected WR %p", (void *)bad,
+	      (void *)wr);
+	TRY(expect_quiet(n->p.a.cq, "requester CQ after the rejected WR"));
+	TRY(expect_quiet(n->p.b.cq, "responder CQ after the rejected WR"));
+	CHECK(first_not(n->dst, NEG_LEN, PAT_GUARD) < 0,
+	      "responder memory changed at offset %ld: the rejected WR was executed",
+	      first_not(n->dst, NEG_LEN, PAT_GUARD));
+	CHECK(first_not(n->ro, NEG_LEN, 0x5A) < 0,
+	      "requester read-only buffer changed at offset %ld",
+	      first_not(n->ro, NEG_LEN, 0x5A));
+	return neg_qp_still_works(n, 0xB0);
+}
+
+static int neg_write_wr(struct neg *n, struct ibv_send_wr *wr, struct ibv_sge *sge,
+			uint64_t laddr, uint32_t len, uint32_t lkey)
+{
+	*sge = (struct ibv_sge){ laddr, len, lkey };
+	*wr = (struct ibv_send_wr){ .wr_id = 0xBAD, .sg_list = sge, .num_sge = 1,
+				    .opcode = IBV_WR_RDMA_WRITE };
+	wr->wr.rdma.remote_addr = (uintptr_t)n->dst;
+	wr->wr.rdma.rkey = n->mdst->rkey;
+	return T_PASS;
+}
+
+static int t_post_send_rejects_lkey_of_other_pd(void)
+{
+	struct neg n;
+	struct ibv_pd *pd2;
+	struct ibv_mr *m2;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	pd2 = track(R_PD, ibv_alloc_pd(side_a.ctx), 0);
+	CHECK(pd2, "ibv_alloc_pd failed: %s", strerror(errno));
+	m2 = mr_reg(pd2, n.src, NEG_LEN, MR_LOCAL);
+	CHECK(m2, "ibv_reg_mr in the second PD failed: %s", strerror(errno));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)n.src, 64, m2->lkey);
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_post_send_rejects_unknown_lkey(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)n.src, 64, n.msrc->lkey ^ 0x5a5a00);
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_post_send_rejects_sge_past_mr_end(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)(n.src + NEG_LEN - 63), 64,
+		     n.msrc->lkey);
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_post_send_rejects_sge_before_mr_start(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	struct ibv_mr *inner;
+
+	TRY(neg_open(&n, NULL));
+	/* an MR that starts in the middle of mapped memory */
+	inner = mr_reg(n.p.a.pd, n.src + 8192, 8192, MR_LOCAL);
+	CHECK(inner, "ibv_reg_mr failed: %s", strerror(errno));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)(n.src + 8192 - 1), 16, inner->lkey);
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_post_send_rejects_send_sge_past_mr_end(void)
+{
+	struct neg n;
+	struct ibv_sge sge = { 0 };
+	struct ibv_send_wr wr = { .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+
+	TRY(neg_open(&n, NULL));
+	sge = (struct ibv_sge){ (uintptr_t)(n.src + NEG_LEN - 10), 11, n.msrc->lkey };
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_rdma_read_rejects_dest_mr_without_local_write(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	sge = (struct ibv_sge){ (uintptr_t)n.ro, 128, n.mro->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_READ };
+	wr.wr.rdma.remote_addr = (uintptr_t)n.dst;
+	wr.wr.rdma.rkey = n.mdst->rkey;
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_atomic_rejects_result_mr_without_local_write(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	if (!atomics_supported())
+		return skip("atomic_cap is IBV_ATOMIC_NONE");
+	TRY(neg_open(&n, NULL));
+	sge = (struct ibv_sge){ (uintptr_t)n.ro, 8, n.mro->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD };
+	wr.wr.atomic.remote_addr = (uintptr_t)(n.dst + 256);
+	wr.wr.atomic.compare_add = 1;
+	wr.wr.atomic.rkey = n.mdst->rkey;
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_post_send_rejects_num_sge_above_cap(void)
+{
+	struct neg n;
+	struct pair_opts o = { .max_send_sge = 2 };
+	struct ibv_sge *sge;
+	struct ibv_send_wr wr;
+	uint32_t ns;
+
+	TRY(neg_open(&n, &o));
+	ns = n.p.a.cap.max_send_sge + 1;
+	sge = (struct ibv_sge *)buf_alloc(ns * sizeof(*sge) + 4096);
+	CHECK(sge, "buffer allocation failed");
+	for (uint32_t i = 0; i < ns; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)(n.src + 16 * i), 16, n.msrc->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 0xBAD, .sg_list = sge, .num_sge = ns,
+				   .opcode = IBV_WR_RDMA_WRITE };
+	wr.wr.rdma.remote_addr = (uintptr_t)n.dst;
+	wr.wr.rdma.rkey = n.mdst->rkey;
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_post_send_rejects_inline_above_max(void)
+{
+	struct neg n;
+	struct pair_opts o = { .max_inline = 256 };
+	uint8_t data[2048];
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_INLINE };
+	uint32_t max;
+
+	TRY(neg_open(&n, &o));
+	max = n.p.a.cap.max_inline_data;
+	CHECK(max + 1 <= sizeof(data), "QP max_inline_data %u too large for the test", max);
+	memset(data, 0x33, sizeof(data));
+	sge = (struct ibv_sge){ (uintptr_t)data, max + 1, 0 };
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+static int t_post_send_with_lkey_of_deregistered_mr_fails_einval(void)
+{
+	struct neg n;
+	uint8_t *b;
+	struct ibv_mr *m;
+	uint32_t lkey;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	int rc;
+
+	TRY(neg_open(&n, NULL));
+	b = buf_alloc(8192);
+	CHECK(b, "buffer allocation failed");
+	m = ibv_reg_mr(n.p.a.pd, b, 8192, MR_LOCAL);
+	CHECK(m, "ibv_reg_mr failed: %s", strerror(errno));
+	lkey = m->lkey;
+	/* the MR works before it is deregistered */
+	fill_pattern(b, 64, 5);
+	rc = rdma_write(&n.p, 1, b, 64, lkey, (uintptr_t)n.dst, n.mdst->rkey);
+	if (rc != T_PASS) {
+		ibv_dereg_mr(m);
+		return rc;
+	}
+	CHECK(!memcmp(n.dst, b, 64), "write through the live lkey did not land");
+	memset(n.dst, PAT_GUARD, 64);
+	rc = ibv_dereg_mr(m);
+	CHECK(!rc, "ibv_dereg_mr returned %s", errname(rc));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)b, 64, lkey);
+	return neg_expect_send_rejected(&n, &wr);
+}
+
+/* Posting a list [good, bad, good]: EINVAL at the bad one, the first ran. */
+static int t_post_send_list_stops_at_bad_wr(void)
+{
+	struct neg n;
+	struct ibv_sge sge[3];
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_wc wc;
+	int rc;
+
+	TRY(neg_open(&n, NULL));
+	memset(n.src, 0x11, 16);
+	memset(n.src + 64, 0x22, 16);
+	memset(n.src + 128, 0x33, 16);
+	for (int i = 0; i < 3; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(n.src + 64 * i), 16,
+					   n.msrc->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .next = i < 2 ? &wr[i + 1] : NULL,
+			.sg_list = &sge[i], .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+		wr[i].wr.rdma.remote_addr = (uintptr_t)(n.dst + 64 * i);
+		wr[i].wr.rdma.rkey = n.mdst->rkey;
+	}
+	sge[1].lkey = n.msrc->lkey ^ 0x5a5a00;	/* the bad one */
+	rc = ibv_post_send(n.p.a.qp, &wr[0], &bad);
+	CHECK(rc == EINVAL, "ibv_post_send returned %s, want EINVAL", errname(rc));
+	CHECK(bad == &wr[1], "*bad_wr is WR %ld, want WR 1",
+	      bad ? (long)(bad - wr) : -1L);
+	TRY(wait_wc(n.p.a.cq, &wc, "completion of WR 0 (before the bad one)"));
+	TRY(expect_wc(&wc, "WR 0", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 0));
+	TRY(expect_quiet(n.p.a.cq, "requester CQ after WR 0"));
+	CHECK(first_not(n.dst, 16, 0x11) < 0, "WR 0 did not land");
+	CHECK(first_not(n.dst + 16, NEG_LEN - 16, PAT_GUARD) < 0,
+	      "responder memory changed at offset %ld: WR 1 or 2 executed",
+	      16 + first_not(n.dst + 16, NEG_LEN - 16, PAT_GUARD));
+	return neg_qp_still_works(&n, 0xB0);
+}
+
+/* B's post_recv @rwr (one WR) must fail EINVAL; it may not consume a message. */
+static int neg_expect_recv_rejected(struct neg *n, struct ibv_recv_wr *rwr)
+{
+	struct ibv_recv_wr *bad = NULL;
+	int rc;
+
+	rwr->next = NULL;
+	rc = ibv_post_recv(n->p.b.qp, rwr, &bad);
+	CHECK(rc == EINVAL, "ibv_post_recv returned %s, want EINVAL", errname(rc));
+	CHECK(bad == rwr, "*bad_wr is %p, want the rejected WR %p", (void *)bad,
+	      (void *)rwr);
+	rc = post_recv1(n->p.b.qp, 0xB1, n->rbuf + 4096, 4096, n->mrbuf->lkey);
+	CHECK(!rc, "good ibv_post_recv after the rejected one returned %s", errname(rc));
+	/* two SENDs land in 0xB0 then 0xB1: the rejected receive was never queued */
+	TRY(neg_qp_still_works(n, 0xB0));
+	TRY(neg_qp_still_works(n, 0xB1));
+	CHECK(first_not(n->ro, NEG_LEN, 0x5A) < 0,
+	      "the rejected receive buffer was written");
+	return T_PASS;
+}
+
+static int t_post_recv_rejects_mr_without_local_write(void)
+{
+	struct neg n;
+	struct ibv_mr *ro_b;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = { .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1 };
+
+	TRY(neg_open(&n, NULL));
+	ro_b = mr_reg(n.p.b.pd, n.ro, NEG_LEN, 0);
+	CHECK(ro_b, "ibv_reg_mr(access 0) failed: %s", strerror(errno));
+	sge = (struct ibv_sge){ (uintptr_t)n.ro, 4096, ro_b->lkey };
+	return neg_expect_recv_rejected(&n, &rwr);
+}
+
+static int t_post_recv_rejects_sge_past_mr_end(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = { .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1 };
+
+	TRY(neg_open(&n, NULL));
+	sge = (struct ibv_sge){ (uintptr_t)(n.rbuf + NEG_LEN - 100), 101,
+				n.mrbuf->lkey };
+	return neg_expect_recv_rejected(&n, &rwr);
+}
+
+static int t_post_recv_rejects_num_sge_above_cap(void)
+{
+	struct neg n;
+	struct pair_opts o = { .max_recv_sge = 2 };
+	struct ibv_sge *sge;
+	struct ibv_recv_wr rwr = { .wr_id = 0xBAD };
+	uint32_t ns;
+
+	TRY(neg_open(&n, &o));
+	ns = n.p.b.cap.max_recv_sge + 1;
+	sge = (struct ibv_sge *)buf_alloc(ns * sizeof(*sge) + 4096);
+	CHECK(sge, "buffer allocation failed");
+	for (uint32_t i = 0; i < ns; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)(n.rbuf + 8192 + 64 * i), 64,
+					   n.mrbuf->lkey };
+	rwr.sg_list = sge;
+	rwr.num_sge = ns;
+	return neg_expect_recv_rejected(&n, &rwr);
+}
+
+static int t_post_recv_list_stops_at_bad_wr(void)
+{
+	struct neg n;
+	struct ibv_sge sge[3];
+	struct ibv_recv_wr rwr[3], *bad = NULL;
+	struct ibv_wc wc;
+	int rc;
+
+	TRY(neg_open(&n, NULL));
+	for (int i = 0; i < 3; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)(n.rbuf + 8192 * (i + 1)), 4096,
+					   n.mrbuf->lkey };
+		rwr[i] = (struct ibv_recv_wr){ .wr_id = 0xC0 + i,
+					       .next = i < 2 ? &rwr[i + 1] : NULL,
+					       .sg_list = &sge[i], .num_sge = 1 };
+	}
+	sge[1].lkey ^= 0x5a5a00;
+	rc = ibv_post_recv(n.p.b.qp, &rwr[0], &bad);
+	CHECK(rc == EINVAL, "ibv_post_recv returned %s, want EINVAL", errname(rc));
+	CHECK(bad == &rwr[1], "*bad_wr is WR %ld, want WR 1",
+	      bad ? (long)(bad - rwr) : -1L);
+	rc = post_recv1(n.p.b.qp, 0xB1, n.rbuf + 4096, 4096, n.mrbuf->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	/* receives in order: 0xB0 (fixture), 0xC0 (list head), 0xB1 (after) */
+	TRY(neg_qp_still_works(&n, 0xB0));
+	TRY(neg_qp_still_works(&n, 0xC0));
+	TRY(neg_qp_still_works(&n, 0xB1));
+	rc = poll_n(n.p.b.cq, &wc, 1, 0);
+	CHECK(rc == 0, "extra responder completion wr_id %#" PRIx64, wc.wr_id);
+	return T_PASS;
+}
+
+/* A WR with a bad remote key/range completes with REM_ACCESS_ERR. */
+static int expect_rem_access_err(struct neg *n, struct ibv_send_wr *wr)
+{
+	struct ibv_wc wc;
+	int rc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	rc = post_send1(n->p.a.qp, wr);
+	CHECK(!rc, "ibv_post_send returned %s (the remote key is checked remotely)",
+	      errname(rc));
+	TRY(wait_wc(n->p.a.cq, &wc, "completion of the bad-rkey WR"));
+	CHECK(wc.wr_id == wr->wr_id, "wc.wr_id %#" PRIx64 ", want %#" PRIx64,
+	      wc.wr_id, wr->wr_id);
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR, "wc.status %s, want %s",
+	      wc_status(wc.status), wc_status(IBV_WC_REM_ACCESS_ERR));
+	CHECK(first_not(n->dst, NEG_LEN, PAT_GUARD) < 0,
+	      "responder memory changed at offset %ld",
+	      first_not(n->dst, NEG_LEN, PAT_GUARD));
+	return T_PASS;
+}
+
+static int t_rdma_write_with_bad_rkey_completes_rem_access_err(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)n.src, 64, n.msrc->lkey);
+	wr.wr.rdma.rkey ^= 0x5a;
+	return expect_rem_access_err(&n, &wr);
+}
+
+static int t_rdma_write_past_remote_mr_end_completes_rem_access_err(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)n.src, 64, n.msrc->lkey);
+	wr.wr.rdma.remote_addr = (uintptr_t)(n.dst + NEG_LEN - 32);
+	return expect_rem_access_err(&n, &wr);
+}
+
+static int t_rdma_read_with_bad_rkey_completes_rem_access_err(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	sge = (struct ibv_sge){ (uintptr_t)n.src, 64, n.msrc->lkey };
+	wr = (struct ibv_send_wr){ .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_RDMA_READ };
+	wr.wr.rdma.remote_addr = (uintptr_t)n.dst;
+	wr.wr.rdma.rkey = n.mdst->rkey ^ 0x5a;
+	return expect_rem_access_err(&n, &wr);
+}
+
+static int t_rdma_write_to_deregistered_rkey_completes_rem_access_err(void)
+{
+	struct neg n;
+	uint8_t *d;
+	struct ibv_mr *md;
+	uint32_t rkey;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+	struct ibv_wc wc;
+	int rc;
+
+	TRY(neg_open(&n, NULL));
+	d = buf_alloc(8192);
+	CHECK(d, "buffer allocation failed");
+	md = ibv_reg_mr(n.p.b.pd, d, 8192, MR_REMOTE);
+	CHECK(md, "ibv_reg_mr failed: %s", strerror(errno));
+	rkey = md->rkey;
+	rc = rdma_write(&n.p, 1, n.src, 64, n.msrc->lkey, (uintptr_t)d, rkey);
+	if (rc != T_PASS) {
+		ibv_dereg_mr(md);
+		return rc;
+	}
+	CHECK(!memcmp(d, n.src, 64), "write through the live rkey did not land");
+	rc = ibv_dereg_mr(md);
+	CHECK(!rc, "ibv_dereg_mr returned %s", errname(rc));
+	memset(d, PAT_GUARD, 8192);
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)n.src, 64, n.msrc->lkey);
+	wr.wr.rdma.remote_addr = (uintptr_t)d;
+	wr.wr.rdma.rkey = rkey;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	rc = post_send1(n.p.a.qp, &wr);
+	CHECK(!rc, "ibv_post_send returned %s", errname(rc));
+	TRY(wait_wc(n.p.a.cq, &wc, "completion of the write to the old rkey"));
+	CHECK(wc.status == IBV_WC_REM_ACCESS_ERR, "wc.status %s, want %s",
+	      wc_status(wc.status), wc_status(IBV_WC_REM_ACCESS_ERR));
+	CHECK(first_not(d, 8192, PAT_GUARD) < 0,
+	      "memory behind the deregistered MR was written at offset %ld",
+	      first_not(d, 8192, PAT_GUARD));
+	return T_PASS;
+}
+
+static int t_reg_mr_on_unmapped_memory_fails_efault(void)
+{
+	void *p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *m;
+
+	CHECK(p != MAP_FAILED, "mmap failed");
+	munmap(p, 4 * 4096);
+	errno = 0;
+	m = mr_reg(side_a.pd, p, 4 * 4096, MR_LOCAL);
+	CHECK(!m, "ibv_reg_mr on unmapped memory succeeded (lkey %#x)", m->lkey);
+	CHECK(errno == EFAULT, "errno %s, want EFAULT", errname(errno));
+	return T_PASS;
+}
+
+static int t_reg_mr_zero_length_fails_einval(void)
+{
+	uint8_t *b = buf_alloc(4096);
+	struct ibv_mr *m;
+
+	CHECK(b, "buffer allocation failed");
+	errno = 0;
+	m = mr_reg(side_a.pd, b, 0, MR_LOCAL);
+	CHECK(!m, "ibv_reg_mr with length 0 succeeded (lkey %#x)", m->lkey);
+	CHECK(errno == EINVAL, "errno %s, want EINVAL", errname(errno));
+	return T_PASS;
+}
+
+static int t_reg_mr_remote_write_without_local_write_fails_einval(void)
+{
+	uint8_t *b = buf_alloc(4096);
+	struct ibv_mr *m;
+
+	CHECK(b, "buffer allocation failed");
+	errno = 0;
+	m = mr_reg(side_a.pd, b, 4096, IBV_ACCESS_REMOTE_WRITE);
+	CHECK(!m, "ibv_reg_mr(REMOTE_WRITE only) succeeded");
+	CHECK(errno == EINVAL, "errno %s, want EINVAL", errname(errno));
+	return T_PASS;
+}
+
+static int t_qp_modify_reset_to_rts_fails_einval(void)
+{
+	struct end e;
+	struct pair_opts o = { 0 };
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .sq_psn = 1, .timeout = 14,
+				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
+	struct ibv_qp_init_attr ia;
+	int rc;
+
+	TRY(create_end(&e, &side_a, IBV_QPT_RC, &o, NULL, NULL));
+	rc = ibv_modify_qp(e.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(rc == EINVAL, "modify_qp RESET->RTS returned %s, want EINVAL", errname(rc));
+	rc = ibv_query_qp(e.qp, &at, IBV_QP_STATE, &ia);
+	CHECK(!rc, "ibv_query_qp returned %s", errname(rc));
+	CHECK(at.qp_state == IBV_QPS_RESET, "QP state %d after the refused move, want RESET",
+	      at.qp_state);
+	return T_PASS;
+}
+
+static int t_qp_modify_init_to_rts_fails_einval(void)
+{
+	struct end e;
+	struct pair_opts o = { 0 };
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RTS, .sq_psn = 1, .timeout = 14,
+				  .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 1 };
+	struct ibv_qp_init_attr ia;
+	int rc;
+
+	TRY(create_end(&e, &side_a, IBV_QPT_RC, &o, NULL, NULL));
+	TRY(to_init(&e, IBV_QPT_RC));
+	rc = ibv_modify_qp(e.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(rc == EINVAL, "modify_qp INIT->RTS returned %s, want EINVAL", errname(rc));
+	rc = ibv_query_qp(e.qp, &at, IBV_QP_STATE, &ia);
+	CHECK(!rc, "ibv_query_qp returned %s", errname(rc));
+	CHECK(at.qp_state == IBV_QPS_INIT, "QP state %d after the refused move, want INIT",
+	      at.qp_state);
+	return T_PASS;
+}
+
+static int t_dealloc_pd_with_live_mr_fails_ebusy(void)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(side_a.ctx);
+	uint8_t *b = buf_alloc(4096);
+	struct ibv_mr *m;
+	int rc;
+
+	CHECK(pd, "ibv_alloc_pd failed: %s", strerror(errno));
+	track(R_PD, pd, 0);
+	m = mr_reg(pd, b, 4096, MR_LOCAL);
+	CHECK(m, "ibv_reg_mr failed: %s", strerror(errno));
+	rc = ibv_dealloc_pd(pd);
+	CHECK(rc == EBUSY, "ibv_dealloc_pd with a live MR returned %s, want EBUSY",
+	      errname(rc));
+	untrack(m);
+	rc = ibv_dereg_mr(m);
+	CHECK(!rc, "ibv_dereg_mr returned %s", errname(rc));
+	untrack(pd);
+	rc = ibv_dealloc_pd(pd);
+	CHECK(!rc, "ibv_dealloc_pd after the MR went returned %s, want 0", errname(rc));
+	return T_PASS;
+}
+
+static int t_dealloc_pd_with_live_qp_fails_ebusy(void)
+{
+	struct ibv_pd *pd = track(R_PD, ibv_alloc_pd(side_a.ctx), 0);
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+				       .cap = { 4, 4, 1, 1, 0 } };
+	int rc;
+
+	CHECK(pd, "ibv_alloc_pd failed: %s", strerror(errno));
+	cq = track(R_CQ, ibv_create_cq(side_a.ctx, 16, NULL, NULL, 0), 0);
+	CHECK(cq, "ibv_create_cq failed: %s", strerror(errno));
+	ia.send_cq = ia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &ia);
+	CHECK(qp, "ibv_create_qp failed: %s", strerror(errno));
+	track(R_QP, qp, 0);
+	rc = ibv_dealloc_pd(pd);
+	CHECK(rc == EBUSY, "ibv_dealloc_pd with a live QP returned %s, want EBUSY",
+	      errname(rc));
+	untrack(qp);
+	rc = ibv_destroy_qp(qp);
+	CHECK(!rc, "ibv_destroy_qp returned %s", errname(rc));
+	untrack(pd);
+	rc = ibv_dealloc_pd(pd);
+	CHECK(!rc, "ibv_dealloc_pd after the QP went returned %s, want 0", errname(rc));
+	return T_PASS;
+}
+
+static int t_destroy_cq_in_use_by_qp_fails_ebusy(void)
+{
+	struct ibv_cq *cq = ibv_create_cq(side_a.ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *qp;
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+				       .cap = { 4, 4, 1, 1, 0 } };
+	int rc;
+
+	CHECK(cq, "ibv_create_cq failed: %s", strerror(errno));
+	track(R_CQ, cq, 0);
+	ia.send_cq = ia.recv_cq = cq;
+	qp = track(R_QP, ibv_create_qp(side_a.pd, &ia), 0);
+	CHECK(qp, "ibv_create_qp failed: %s", strerror(errno));
+	rc = ibv_destroy_cq(cq);
+	CHECK(rc == EBUSY, "ibv_destroy_cq in use returned %s, want EBUSY", errname(rc));
+	untrack(qp);
+	rc = ibv_destroy_qp(qp);
+	CHECK(!rc, "ibv_destroy_qp returned %s", errname(rc));
+	untrack(cq);
+	rc = ibv_destroy_cq(cq);
+	CHECK(!rc, "ibv_destroy_cq after the QP went returned %s, want 0", errname(rc));
+	return T_PASS;
+}
+
+static int unsupported_errno(int e)
+{
+	return e == EOPNOTSUPP || e == ENOSYS;
+}
+
+static int t_create_srq_is_unsupported(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq;
+
+	errno = 0;
+	srq = ibv_create_srq(side_a.pd, &sa);
+	if (srq)
+		ibv_destroy_srq(srq);
+	CHECK(!srq, "ibv_create_srq succeeded");
+	CHECK(unsupported_errno(errno), "errno %s, want EOPNOTSUPP or ENOSYS",
+	      errname(errno));
+	return T_PASS;
+}
+
+static int t_open_xrcd_is_unsupported(void)
+{
+	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
+					 IBV_XRCD_INIT_ATTR_OFLAGS,
+					 .fd = -1, .oflags = O_CREAT };
+	struct ibv_xrcd *x;
+
+	errno = 0;
+	x = ibv_open_xrcd(side_a.ctx, &xa);
+	if (x)
+		ibv_close_xrcd(x);
+	CHECK(!x, "ibv_open_xrcd succeeded");
+	CHECK(unsupported_errno(errno), "errno %s, want EOPNOTSUPP or ENOSYS",
+	      errname(errno));
+	return T_PASS;
+}
+
+static int t_alloc_mw_is_unsupported(void)
+{
+	struct ibv_mw *mw;
+
+	errno = 0;
+	mw = ibv_alloc_mw(side_a.pd, IBV_MW_TYPE_1);
+	if (mw)
+		ibv_dealloc_mw(mw);
+	CHECK(!mw, "ibv_alloc_mw succeeded");
+	CHECK(unsupported_errno(errno), "errno %s, want EOPNOTSUPP or ENOSYS",
+	      errname(errno));
+	return T_PASS;
+}
+
+/* ================================================================ driver */
+
+struct test {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define T(n) { #n, t_##n }
+static const struct test tests[] = {
+	T(rc_write_lands_byte_exact),
+	T(rc_write_gathers_multi_sge_in_order),
+	T(rc_read_returns_remote_bytes),
+	T(rc_read_scatters_multi_sge),
+	T(rc_send_recv_delivers_bytes_and_wc_fields),
+	T(rc_send_scatters_into_multi_sge_recv),
+	T(rc_send_with_imm_delivers_imm_data),
+	T(rc_send_with_imm_zero_length_delivers_imm),
+	T(rc_write_with_imm_lands_and_reports_imm),
+	T(rc_completions_arrive_in_post_order),
+	T(rc_inline_send_copies_at_post_time),
+	T(rc_inline_write_lands),
+	T(rc_atomic_fetch_add_returns_old_and_adds),
+	T(rc_atomic_cmp_swap_swaps_only_on_match),
+	T(ud_send_recv_reports_grh_and_src_qp),
+	T(ud_send_with_imm_delivers_imm_data),
+	T(cq_event_fires_once_per_arm),
+	T(uc_write_lands_byte_exact),
+	T(uc_send_recv_delivers_bytes),
+	T(qp_query_reports_rts_and_caps),
+	T(mr_registered_after_qp_use_works),
+	T(mr_pages_touched_after_registration_are_seen),
+	/* negative: Stellar's promised error semantics */
+	T(post_send_rejects_lkey_of_other_pd),
+	T(post_send_rejects_unknown_lkey),
+	T(post_send_rejects_sge_past_mr_end),
+	T(post_send_rejects_sge_before_mr_start),
+	T(post_send_rejects_send_sge_past_mr_end),
+	T(rdma_read_rejects_dest_mr_without_local_write),
+	T(atomic_rejects_result_mr_without_local_write),
+	T(post_send_rejects_num_sge_above_cap),
+	T(post_send_rejects_inline_above_max),
+	T(post_send_with_lkey_of_deregistered_mr_fails_einval),
+	T(post_send_list_stops_at_bad_wr),
+	T(post_recv_rejects_mr_without_local_write),
+	T(post_recv_rejects_sge_past_mr_end),
+	T(post_recv_rejects_num_sge_above_cap),
+	T(post_recv_list_stops_at_bad_wr),
+	T(rdma_write_with_bad_rkey_completes_rem_access_err),
+	T(rdma_write_past_remote_mr_end_completes_rem_access_err),
+	T(rdma_read_with_bad_rkey_completes_rem_access_err),
+	T(rdma_write_to_deregistered_rkey_completes_rem_access_err),
+	T(reg_mr_on_unmapped_memory_fails_efault),
+	T(reg_mr_zero_length_fails_einval),
+	T(reg_mr_remote_write_without_local_write_fails_einval),
+	T(qp_modify_reset_to_rts_fails_einval),
+	T(qp_modify_init_to_rts_fails_einval),
+	T(dealloc_pd_with_live_mr_fails_ebusy),
+	T(dealloc_pd_with_live_qp_fails_ebusy),
+	T(destroy_cq_in_use_by_qp_fails_ebusy),
+	T(create_srq_is_unsupported),
+	T(open_xrcd_is_unsupported),
+	T(alloc_mw_is_unsupported),
+};
+#undef T
+
+static int open_side(struct side *s)
+{
+	struct ibv_device **list;
+	char path[512];
+	FILE *f;
+	int n, rc;
+
+	list = ibv_get_device_list(&n);
+	if (!list) {
+		fprintf(stderr, "ibv_get_device_list: %s\n", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), s->name))
+			s->ctx = ibv_open_device(list[i]);
+	if (!s->ctx) {
+		fprintf(stderr, "cannot open device %s (%s)\n", s->name,
+			errno ? strerror(errno) : "not in the device list");
+		ibv_free_device_list(list);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/stellar_abi_version",
+		 s->name);
+	f = fopen(path, "r");
+	if (f) {
+		s->stellar = 1;
+		fclose(f);
+	}
+	ibv_free_device_list(list);
+	rc = ibv_query_device(s->ctx, &s->attr);
+	if (!rc)
+		rc = ibv_query_port(s->ctx, ib_port, &s->port);
+	if (!rc)
+		rc = ibv_query_gid(s->ctx, ib_port, gid_index, &s->gid);
+	if (rc) {
+		fprintf(stderr, "%s: query device/port/gid failed: %s\n", s->name,
+			strerror(rc > 0 ? rc : errno));
+		return -1;
+	}
+	if (s->port.state != IBV_PORT_ACTIVE) {
+		fprintf(stderr, "%s: port %u is not ACTIVE (state %d)\n", s->name,
+			ib_port, s->port.state);
+		return -1;
+	}
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (!s->pd) {
+		fprintf(stderr, "%s: ibv_alloc_pd: %s\n", s->name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s -a DEV_A -b DEV_B [-g GID_INDEX] [-p PORT] [-t GLOB]... [-l]\n"
+		"  -a  requester device (e.g. stellar0)\n"
+		"  -b  responder device (e.g. stellar1 or rxe0)\n"
+		"  -g  GID index of both devices (default 1: IPv4 RoCEv2)\n"
+		"  -t  run only subtests whose name matches GLOB (repeatable)\n"
+		"  -l  list subtests and exit\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+	const char *only[64];
+	int nonly = 0, passed = 0, failed = 0, skipped = 0, opt;
+	char gid_a[INET6_ADDRSTRLEN];
+
+	while ((opt = getopt(argc, argv, "a:b:g:p:t:lh")) != -1) {
+		switch (opt) {
+		case 'a': side_a.name = optarg; break;
+		case 'b': side_b.name = optarg; break;
+		case 'g': gid_index = atoi(optarg); break;
+		case 'p': ib_port = (uint8_t)atoi(optarg); break;
+		case 't':
+			if (nonly < 64)
+				only[nonly++] = optarg;
+			break;
+		case 'l':
+			for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+				printf("%s\n", tests[i].name);
+			return 0;
+		default:
+			usage(argv[0]);
+			return 2;
+		}
+	}
+	if (!side_a.name || !side_b.name) {
+		usage(argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (open_side(&side_a) || open_side(&side_b)) {
+		printf("FAIL setup: cannot open %s and %s\n0 passed, 1 failed\n",
+		       side_a.name, side_b.name);
+		return 1;
+	}
+	inet_ntop(AF_INET6, side_a.gid.raw, gid_a, sizeof(gid_a));
+	printf("# A=%s (%s) B=%s (%s) port %u gid[%d] %s mtu %d atomic_cap %d/%d\n",
+	       side_a.name, side_a.stellar ? "stellar" : "not stellar",
+	       side_b.name, side_b.stellar ? "stellar" : "not stellar", ib_port,
+	       gid_index, gid_a, path_mtu_bytes(), side_a.attr.atomic_cap,
+	       side_b.attr.atomic_cap);
+
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		const struct test *t = &tests[i];
+		char cmsg[256] = "";
+		int r, want = !nonly;
+
+		for (int k = 0; k < nonly && !want; k++)
+			want = !fnmatch(only[k], t->name, 0);
+		if (!want)
+			continue;
+		why[0] = 0;
+		r = t->fn();
+		if (release_all(cmsg, sizeof(cmsg)) && r == T_PASS) {
+			r = T_FAIL;
+			snprintf(why, sizeof(why), "%s", cmsg);
+		}
+		switch (r) {
+		case T_PASS:
+			printf("PASS %s\n", t->name);
+			passed++;
+			break;
+		case T_SKIP:
+			printf("SKIP %s: %s\n", t->name, why);
+			skipped++;
+			break;
+		default:
+			printf("FAIL %s: %s\n", t->name, why);
+			failed++;
+			break;
+		}
+	}
+	if (skipped)
+		printf("# %d skipped\n", skipped);
+	printf("%d passed, %d failed\n", passed, failed);
+	ibv_dealloc_pd(side_a.pd);
+	ibv_dealloc_pd(side_b.pd);
+	ibv_close_device(side_a.ctx);
+	ibv_close_device(side_b.ctx);
+	return failed ? 1 : 0;
+}

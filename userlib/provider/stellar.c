@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libstellar: the rdma-core provider for Stellar para-virtual RDMA devices.
+ *
+ * Stellar keeps all queue state in stellar.ko, so the provider is only glue:
+ * every verb below is one ib_uverbs command (ibv_cmd_*), sent without driver
+ * data.  The one exception is ALLOC_CONTEXT, whose response carries struct
+ * stellar_alloc_ucontext_resp so that provider and module can refuse each
+ * other when their Stellar ABI versions differ.
+ *
+ * Devices are recognised by the stellar_abi_version attribute that
+ * stellar.ko puts in the device's sysfs directory, never by their name:
+ * the name is chosen (and changeable) by whoever runs "rdma link add".
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stellar-abi.h"
+#include "stellar-verbs-abi.h"
+
+/* ib_device_ops.uverbs_abi_ver of stellar.ko: uverbsN/abi_version. */
+#define STELLAR_UVERBS_DRIVER_ABI 1
+
+#define stl_container_of(ptr, type, member)                                    \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct stellar_device {
+	struct verbs_device ibv_dev;
+};
+
+static inline struct stellar_device *to_stl_dev(struct verbs_device *vdev)
+{
+	return stl_container_of(vdev, struct stellar_device, ibv_dev);
+}
+
+struct stellar_context {
+	struct verbs_context ibv_ctx;
+	uint32_t max_inline_data;	/* from the module, for information */
+};
+
+static inline struct stellar_context *to_stl_ctx(struct ibv_context *ibctx)
+{
+	return stl_container_of(ibctx, struct stellar_context, ibv_ctx.context);
+}
+
+static inline struct verbs_cq *to_stl_cq(struct ibv_cq *ibcq)
+{
+	return stl_container_of(ibcq, struct verbs_cq, cq);
+}
+
+static inline struct verbs_qp *to_stl_qp(struct ibv_qp *ibqp)
+{
+	return stl_container_of(ibqp, struct verbs_qp, qp);
+}
+
+/*
+ * ALLOC_CONTEXT response: the core answer, then Stellar's driver data.  A
+ * union, because the core struct ends in a flexible array and so cannot be
+ * followed by another member.
+ */
+union stellar_get_context_resp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct {
+		uint8_t core[sizeof(struct ib_uverbs_get_context_resp)];
+		struct stellar_alloc_ucontext_resp drv;
+	};
+};
+
+_Static_assert(offsetof(union stellar_get_context_resp, drv) ==
+		       sizeof(struct ib_uverbs_get_context_resp),
+	       "driver data must follow the core response directly");
+
+static void stl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void stl_warn(const char *fmt, ...)
+{
+	int saved_errno = errno;
+	va_list args;
+
+	fputs("libstellar: ", stderr);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	errno = saved_errno;
+}
+
+/* ------------------------------------------------------------------ */
+/* Device and port                                                     */
+/* ------------------------------------------------------------------ */
+
+static int stellar_query_device_ex(struct ibv_context *ibctx,
+				   const struct ibv_query_device_ex_input *input,
+				   struct ibv_device_attr_ex *attr,
+				   size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw_ver;
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	fw_ver = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (uint16_t)(fw_ver >> 32), (uint16_t)(fw_ver >> 16),
+		 (uint16_t)fw_ver);
+	return 0;
+}
+
+static int stellar_query_port(struct ibv_context *ibctx, uint8_t port_num,
+			      struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd = {};
+
+	return ibv_cmd_query_port(ibctx, port_num, attr, &cmd, sizeof(cmd));
+}
+
+/* ------------------------------------------------------------------ */
+/* Protection domains and memory regions                               */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_pd *stellar_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd = {};
+	struct ibv_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd)
+		return NULL;
+
+	ret = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+	return pd;
+}
+
+static int stellar_dealloc_pd(struct ibv_pd *pd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(pd);
+	if (ret)
+		return ret;
+
+	free(pd);
+	return 0;
+}
+
+static struct ibv_mr *stellar_reg_mr(struct ibv_pd *pd, void *addr,
+				     size_t length, uint64_t hca_va,
+				     int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd = {};
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int stellar_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(vmr);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues                                                   */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_cq *stellar_create_cq(struct ibv_context *ibctx, int cqe,
+					struct ibv_comp_channel *channel,
+					int comp_vector)
+{
+	struct ib_uverbs_create_cq_resp resp;
+	struct ibv_create_cq cmd = {};
+	struct verbs_cq *vcq;
+	int ret;
+
+	vcq = calloc(1, sizeof(*vcq));
+	if (!vcq)
+		return NULL;
+
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &vcq->cq,
+				&cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vcq);
+		errno = ret;
+		return NULL;
+	}
+	return &vcq->cq;
+}
+
+static int stellar_destroy_cq(struct ibv_cq *ibcq)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+
+	free(to_stl_cq(ibcq));
+	return 0;
+}
+
+/*
+ * The POLL_CQ write command sizes its output from cmd.ne alone, so a
+ * negative count must not reach it.  Returns the number of completions, or
+ * -1 with errno set.
+ */
+static int stellar_poll_cq(struct ibv_cq *ibcq, int num_entries,
+			   struct ibv_wc *wc)
+{
+	if (num_entries < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return ibv_cmd_poll_cq(ibcq, num_entries, wc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_qp *stellar_create_qp(struct ibv_pd *pd,
+					struct ibv_qp_init_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_create_qp cmd = {};
+	struct verbs_qp *vqp;
+	int ret;
+
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	vqp = calloc(1, sizeof(*vqp));
+	if (!vqp)
+		return NULL;
+
+	/* On success attr->cap holds the capacities the module granted. */
+	ret = ibv_cmd_create_qp(pd, &vqp->qp, attr, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+	if (ret) {
+		free(vqp);
+		errno = ret;
+		return NULL;
+	}
+	return &vqp->qp;
+}
+
+static int stellar_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			    int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+static int stellar_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			     int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int stellar_destroy_qp(struct ibv_qp *ibqp)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	free(to_stl_qp(ibqp));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Address handles                                                     */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_ah *stellar_create_ah(struct ibv_pd *pd,
+					struct ibv_ah_attr *attr)
+{
+	struct ib_uverbs_create_ah_resp resp;
+	struct ibv_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+
+	ret = ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	return ah;
+}
+
+static int stellar_destroy_ah(struct ibv_ah *ah)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_ah(ah);
+	if (ret)
+		return ret;
+
+	free(ah);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Contexts                                                            */
+/* ------------------------------------------------------------------ */
+
+static void stellar_free_context(struct ibv_context *ibctx);
+
+/* Anything left NULL answers EOPNOTSUPP through libibverbs' dummy ops. */
+static const struct verbs_context_ops stellar_ctx_ops = {
+	.alloc_pd = stellar_alloc_pd,
+	.create_ah = stellar_create_ah,
+	.create_cq = stellar_create_cq,
+	.create_qp = stellar_create_qp,
+	.dealloc_pd = stellar_dealloc_pd,
+	.dereg_mr = stellar_dereg_mr,
+	.destroy_ah = stellar_destroy_ah,
+	.destroy_cq = stellar_destroy_cq,
+	.destroy_qp = stellar_destroy_qp,
+	.free_context = stellar_free_context,
+	.modify_qp = stellar_modify_qp,
+	.poll_cq = stellar_poll_cq,
+	.post_recv = ibv_cmd_post_recv,
+	.post_send = ibv_cmd_post_send,
+	.query_device_ex = stellar_query_device_ex,
+	.query_port = stellar_query_port,
+	.query_qp = stellar_query_qp,
+	.reg_mr = stellar_reg_mr,
+	.req_notify_cq = ibv_cmd_req_notify_cq,
+};
+
+static struct verbs_context *stellar_alloc_context(struct ibv_device *ibdev,
+						   int cmd_fd,
+						   void *private_data)
+{
+	union stellar_get_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	struct stellar_context *ctx;
+	int ret;
+
+	(void)private_data;
+
+	/* Consumes cmd_fd on failure.  Driver id 0 (UNKNOWN) as in stellar.ko. */
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+		(struct verbs_context *)offsetof(struct stellar_context, ibv_ctx),
+		RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_uninit;
+
+	if (resp.drv.abi_version != STELLAR_UVERBS_ABI_VERSION) {
+		stl_warn("%s: kernel module speaks Stellar ABI %u, this provider %u\n",
+			 ibdev->name, resp.drv.abi_version,
+			 STELLAR_UVERBS_ABI_VERSION);
+		ret = EPROTO;
+		goto err_uninit;
+	}
+	ctx->max_inline_data = resp.drv.max_inline_data;
+
+	verbs_set_ops(&ctx->ibv_ctx, &stellar_ctx_ops);
+	return &ctx->ibv_ctx;
+
+err_uninit:
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+/* libibverbs passes the ibv_context embedded in our verbs_context. */
+static void stellar_free_context(struct ibv_context *ibctx)
+{
+	struct stellar_context *ctx = to_stl_ctx(ibctx);
+
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Devices and registration                                            */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Claim a device only if stellar.ko marked it with its ABI attribute and
+ * the version is the one this provider speaks.  Called for every uverbs
+ * device libibverbs has not matched by driver id, so absence is silent.
+ */
+static bool stellar_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	int saved_errno = errno;
+	unsigned long ver;
+	char buf[16];
+	char *end;
+	bool match = false;
+
+	if (ibv_read_ibdev_sysfs_file(buf, sizeof(buf), sysfs_dev, "%s",
+				      STELLAR_SYSFS_ABI_ATTR) <= 0)
+		goto out;
+
+	errno = 0;
+	ver = strtoul(buf, &end, 10);
+	if (errno || end == buf || *end != '\0') {
+		stl_warn("%s: unreadable %s \"%s\", device ignored\n",
+			 sysfs_dev->ibdev_name, STELLAR_SYSFS_ABI_ATTR, buf);
+		goto out;
+	}
+	if (ver != STELLAR_UVERBS_ABI_VERSION) {
+		stl_warn("%s: kernel module speaks Stellar ABI %lu, this provider %u; device ignored\n",
+			 sysfs_dev->ibdev_name, ver, STELLAR_UVERBS_ABI_VERSION);
+		goto out;
+	}
+	match = true;
+out:
+	errno = saved_errno;
+	return match;
+}
+
+static struct verbs_device *
+stellar_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct stellar_device *dev;
+
+	(void)sysfs_dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+	return &dev->ibv_dev;
+}
+
+static void stellar_uninit_device(struct verbs_device *vdev)
+{
+	free(to_stl_dev(vdev));
+}
+
+/* libibverbs 44 walks match_table unconditionally: keep the sentinel. */
+static const struct verbs_match_ent stellar_match_table[] = {
+	{ .kind = VERBS_MATCH_SENTINEL },
+};
+
+static const struct verbs_device_ops stellar_dev_ops = {
+	.name = STELLAR_DRIVER_NAME,
+	.match_min_abi_version = STELLAR_UVERBS_DRIVER_ABI,
+	.match_max_abi_version = STELLAR_UVERBS_DRIVER_ABI,
+	.match_table = stellar_match_table,
+	.match_device = stellar_match_device,
+	.alloc_context = stellar_alloc_context,
+	.alloc_device = stellar_alloc_device,
+	.uninit_device = stellar_uninit_device,
+};
+
+/* What rdma-core's PROVIDER_DRIVER() does for an in-tree provider. */
+static void __attribute__((constructor)) stellar_register_driver(void)
+{
+	verbs_register_driver_34(&stellar_dev_ops);
+}
