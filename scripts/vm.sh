@@ -185,19 +185,10 @@ guest_main() {
 	cd /
 	gstep "stage 2 started"
 
-	# Filesystems stage 1 did not provide.
-	mkdir -p /dev/pts /dev/shm
-	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts ||
-		guest_die "mount devpts"
-	mount -t tmpfs -o mode=1777 shm /dev/shm || guest_die "mount /dev/shm"
-	mount -t tmpfs -o mode=0755 run /run || guest_die "mount /run"
-	mkdir -p "$GUEST_OUT"
-	mount -t 9p -o "trans=virtio,version=9p2000.L,msize=$NINEP_MSIZE" \
-		stlout "$GUEST_OUT" || guest_die "mount the output export"
+	# Stage 1 mounted everything, the results export included.
 	[[ -r $GUEST_OUT/job.env ]] || guest_die "no job.env in the output export"
 	# shellcheck source=/dev/null
 	source "$GUEST_OUT/job.env"
-	gstep "mounted /dev/pts /dev/shm /run \$STL_OUT"
 
 	export STL_VM_INDEX STL_NVMS STL_MY_IP STL_PEER_IP STL_REPO
 	export STL_OUT=$GUEST_OUT STL_NETDEV=eth0 STL_RXE=rxe0
@@ -330,6 +321,16 @@ done
 for d in dev proc sys; do
 	\$bb mount --move /\$d /newroot/\$d || fail "move /\$d"
 done
+# Fresh /dev/pts, /dev/shm (devtmpfs has neither) and /run, and the
+# per-VM writable export for results.
+\$bb mkdir -p /newroot/dev/pts /newroot/dev/shm
+\$bb mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /newroot/dev/pts ||
+	fail "mount devpts"
+\$bb mount -t tmpfs -o mode=1777 shm /newroot/dev/shm || fail "mount /dev/shm"
+\$bb mount -t tmpfs -o mode=0755 run /newroot/run || fail "mount /run"
+\$bb mkdir -p /newroot$GUEST_OUT
+\$bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=$NINEP_MSIZE \\
+	stlout /newroot$GUEST_OUT || fail "mount the output export (9p)"
 [ -f "/newroot\$stl_self" ] || fail "\$stl_self not visible in the guest"
 exec \$bb switch_root /newroot /bin/bash "\$stl_self" --guest
 fail "switch_root"

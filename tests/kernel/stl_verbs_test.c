@@ -374,6 +374,7 @@ struct pair_opts {
 	int cqe;
 	struct ibv_comp_channel *chan_b;
 	void *cq_ctx_b;
+	int reverse;	/* end a on device B, end b on device A */
 };
 
 static uint8_t rd_atom(void)
@@ -508,10 +509,13 @@ static int pair_open(struct pair *p, enum ibv_qp_type type,
 	static const struct pair_opts none;
 	const struct pair_opts *o = opts ? opts : &none;
 
+	struct side *sa = o->reverse ? &side_b : &side_a;
+	struct side *sb = o->reverse ? &side_a : &side_b;
+
 	memset(p, 0, sizeof(*p));
 	p->type = type;
-	TRY(create_end(&p->a, &side_a, type, o, NULL, NULL));
-	TRY(create_end(&p->b, &side_b, type, o, o->chan_b, o->cq_ctx_b));
+	TRY(create_end(&p->a, sa, type, o, NULL, NULL));
+	TRY(create_end(&p->b, sb, type, o, o->chan_b, o->cq_ctx_b));
 	TRY(to_init(&p->a, type));
 	TRY(to_init(&p->b, type));
 	TRY(to_rtr_rts(&p->a, type, &p->b));
@@ -519,9 +523,9 @@ static int pair_open(struct pair *p, enum ibv_qp_type type,
 	if (type == IBV_QPT_UD) {
 		struct ibv_ah_attr ah;
 
-		fill_ah_attr(&ah, &side_b.gid);
+		fill_ah_attr(&ah, &sb->gid);
 		p->ah = track(R_AH, ibv_create_ah(p->a.pd, &ah), 0);
-		CHECK(p->ah, "%s: ibv_create_ah failed: %s", side_a.name,
+		CHECK(p->ah, "%s: ibv_create_ah failed: %s", sa->name,
 		      strerror(errno));
 	}
 	return T_PASS;
@@ -1174,11 +1178,11 @@ static int t_rc_atomic_fetch_add_returns_old_and_adds(void)
 		      0x1000000001ull, 0, 1));
 	CHECK(res[1] == 0x1122334455667788ull, "fetched %#" PRIx64
 	      ", want the old value 0x1122334455667788", res[1]);
-	CHECK(tgt[3] == 0x1122334555667789ull, "remote now %#" PRIx64
-	      ", want 0x1122334555667789", tgt[3]);
+	CHECK(tgt[3] == 0x1122335455667789ull, "remote now %#" PRIx64
+	      ", want 0x1122335455667789", tgt[3]);
 	TRY(atomic_op(&p, IBV_WR_ATOMIC_FETCH_AND_ADD, &res[1], mres, &tgt[3], mt,
-		      (uint64_t)-0x1122334555667789ll, 0, 2));
-	CHECK(res[1] == 0x1122334555667789ull, "second fetch %#" PRIx64, res[1]);
+		      0 - 0x1122335455667789ull, 0, 2));
+	CHECK(res[1] == 0x1122335455667789ull, "second fetch %#" PRIx64, res[1]);
 	CHECK(tgt[3] == 0, "remote after wrap-around add %#" PRIx64 ", want 0", tgt[3]);
 	CHECK(tgt[2] == 0x0101010101010101ull && tgt[4] == 0x0101010101010101ull,
 	      "neighbouring words changed");
@@ -1279,7 +1283,10 @@ static int t_ud_send_recv_reports_grh_and_src_qp(void)
 			CHECK(!memcmp(r + 64 + 8, side_a.gid.raw, 16),
 			      "%s: GRH sgid is not the sender's GID", what);
 		}
-		TRY(check_bytes(what, r + 64 + GRH_LEN, s + 5, len, 64));
+		TRY(check_bytes(what, r + 64 + GRH_LEN, s + 5, len, 0));
+		CHECK(first_not(r, 64, PAT_GUARD) < 0 &&
+		      first_not(r + 64 + GRH_LEN + len, 64, PAT_GUARD) < 0,
+		      "%s: bytes outside GRH + payload were written", what);
 	}
 	return T_PASS;
 }
@@ -1335,8 +1342,10 @@ static int t_cq_event_fires_once_per_arm(void)
 	struct ibv_wc wc;
 	int rc;
 
-	ch = track(R_CHAN, ibv_create_comp_channel(side_b.ctx), 0);
+	/* the evented CQ is on device A: the receiving end is reversed onto it */
+	ch = track(R_CHAN, ibv_create_comp_channel(side_a.ctx), 0);
 	CHECK(ch, "ibv_create_comp_channel failed: %s", strerror(errno));
+	o.reverse = 1;
 	o.chan_b = ch;
 	o.cq_ctx_b = &cookie;
 	TRY(pair_open(&p, IBV_QPT_RC, &o));
@@ -1833,6 +1842,9 @@ static int neg_expect_recv_rejected(struct neg *n, struct ibv_recv_wr *rwr)
 	return T_PASS;
 }
 
+/* Receive-side fixture: the receiving end (n->p.b) lives on device A. */
+static const struct pair_opts neg_recv_opts = { .reverse = 1 };
+
 static int t_post_recv_rejects_mr_without_local_write(void)
 {
 	struct neg n;
@@ -1840,7 +1852,7 @@ static int t_post_recv_rejects_mr_without_local_write(void)
 	struct ibv_sge sge;
 	struct ibv_recv_wr rwr = { .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1 };
 
-	TRY(neg_open(&n, NULL));
+	TRY(neg_open(&n, &neg_recv_opts));
 	ro_b = mr_reg(n.p.b.pd, n.ro, NEG_LEN, 0);
 	CHECK(ro_b, "ibv_reg_mr(access 0) failed: %s", strerror(errno));
 	sge = (struct ibv_sge){ (uintptr_t)n.ro, 4096, ro_b->lkey };
@@ -1853,7 +1865,7 @@ static int t_post_recv_rejects_sge_past_mr_end(void)
 	struct ibv_sge sge;
 	struct ibv_recv_wr rwr = { .wr_id = 0xBAD, .sg_list = &sge, .num_sge = 1 };
 
-	TRY(neg_open(&n, NULL));
+	TRY(neg_open(&n, &neg_recv_opts));
 	sge = (struct ibv_sge){ (uintptr_t)(n.rbuf + NEG_LEN - 100), 101,
 				n.mrbuf->lkey };
 	return neg_expect_recv_rejected(&n, &rwr);
@@ -1862,7 +1874,7 @@ static int t_post_recv_rejects_sge_past_mr_end(void)
 static int t_post_recv_rejects_num_sge_above_cap(void)
 {
 	struct neg n;
-	struct pair_opts o = { .max_recv_sge = 2 };
+	struct pair_opts o = { .max_recv_sge = 2, .reverse = 1 };
 	struct ibv_sge *sge;
 	struct ibv_recv_wr rwr = { .wr_id = 0xBAD };
 	uint32_t ns;
@@ -1887,7 +1899,7 @@ static int t_post_recv_list_stops_at_bad_wr(void)
 	struct ibv_wc wc;
 	int rc;
 
-	TRY(neg_open(&n, NULL));
+	TRY(neg_open(&n, &neg_recv_opts));
 	for (int i = 0; i < 3; i++) {
 		sge[i] = (struct ibv_sge){ (uintptr_t)(n.rbuf + 8192 * (i + 1)), 4096,
 					   n.mrbuf->lkey };

@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# lib.sh - helpers shared by the VM scenario runners (vm-one.sh, vm-two.sh).
+# Sourced inside the guest that scripts/vm.sh boots; the current directory
+# is the repository root.
+#
+# A scenario is a shell function that returns 0 when the behaviour it names
+# holds; on failure it calls `why "text"` (which returns 1) to say what was
+# observed.  `scenario NAME FUNC [ARGS...]` runs it with its output in
+# $STL_OUT/scenarios/NAME.log, kills the background processes it left,
+# fails it on new kernel error lines or on pinned pages left behind, and
+# prints "PASS NAME" or "FAIL NAME: why".  `finish` prints the totals and
+# returns 1 if any scenario failed.
+
+STL_GIDX=${STL_GID_INDEX:-1}
+STL_LOGDIR=${STL_OUT:-/tmp}/scenarios
+STL_DEBUGFS=/sys/kernel/debug/stellar
+STL_PASSED=0
+STL_FAILED=0
+STL_BG=()		# pids of background processes of the current scenario
+WHY=""
+
+# Kernel log lines that fail the scenario in which they appear (the same
+# markers scripts/vm.sh fails a whole run on).
+STL_KERNEL_ERROR_RE='Oops|BUG:|kernel BUG|WARNING:|cut here|general protection fault|Call Trace|list_(add|del) corruption|refcount_t|blocked for more than|UBSAN|KASAN|Kernel panic|soft lockup|hard LOCKUP|detected stall|unable to handle'
+
+mkdir -p "$STL_LOGDIR"
+
+# Say why the current scenario fails; returns 1 so `why ...; return 1` or
+# `cond || why ...` both read naturally.  Keeps the first reason.
+why() {
+	[[ -n $WHY ]] || WHY=$*
+	echo "why: $*"
+	return 1
+}
+
+note() { echo "# $*"; }
+
+# Remember a background pid of this scenario (killed when it ends).
+bg_track() { STL_BG+=("$1"); }
+
+# Wait up to $2 whole seconds for pid $1 to exit.
+wait_exit() {
+	local pid=$1 limit=$2 i
+	for ((i = 0; i < limit * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	! kill -0 "$pid" 2>/dev/null
+}
+
+# Exit status of background pid $1, which must have exited already.
+exit_status() {
+	local rc=0
+	wait "$1" 2>/dev/null || rc=$?
+	echo "$rc"
+}
+
+# Wait up to $2 s for a TCP listener on port $1 (this host).
+wait_listen() {
+	local port=$1 limit=${2:-20} i
+	for ((i = 0; i < limit * 10; i++)); do
+		[[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+dev_exists() { [[ -e /sys/class/infiniband/$1 ]]; }
+
+# Wait up to $2 s for RDMA device $1 port 1 to be ACTIVE.
+wait_active() {
+	local dev=$1 limit=${2:-20} i
+	for ((i = 0; i < limit * 10; i++)); do
+		[[ $(rdma link show "$dev/1" 2>/dev/null) == *"state ACTIVE"* ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Wait up to $2 s for device $1 to disappear.
+wait_gone() {
+	local dev=$1 limit=${2:-20} i
+	for ((i = 0; i < limit * 10; i++)); do
+		dev_exists "$dev" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+stellar_devices() {
+	local d
+	for d in /sys/class/infiniband/*; do
+		[[ -e $d/stellar_abi_version ]] && printf '%s\n' "${d##*/}"
+	done
+	return 0
+}
+
+module_loaded() { [[ -d /sys/module/stellar ]]; }
+
+mount_debugfs() {
+	mountpoint -q /sys/kernel/debug 2>/dev/null ||
+		mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+}
+
+# Pages pinned by the whole module now (debugfs), or "none".
+pinned_total() {
+	local v
+	if read -r v <"$STL_DEBUGFS/pinned_pages" 2>/dev/null; then
+		echo "$v"
+	else
+		echo none
+	fi
+}
+
+# Pages pinned by device $1's MRs now (sysfs), or "none".
+pinned_dev() {
+	local v
+	if read -r v <"/sys/class/infiniband/$1/pinned_pages" 2>/dev/null; then
+		echo "$v"
+	else
+		echo none
+	fi
+}
+
+# Wait up to $1 s for the module-wide pin count to be 0.
+wait_no_pins() {
+	local limit=${1:-10} i
+	for ((i = 0; i < limit * 10; i++)); do
+		[[ $(pinned_total) == 0 ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Value of counter $2 in `rdma statistic show link $1/1`, or "none".
+stat_counter() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v name="$2" '{ for (i = 1; i < NF; i++) if ($i == name) { print $(i + 1); found = 1 } }
+			END { if (!found) print "none" }'
+}
+
+# Load stellar.ko (from the repository root) and the provider environment.
+load_stellar() {
+	[[ -f ./stellar.ko ]] || { why "stellar.ko not built (run make first)"; return 1; }
+	[[ -f build/libstellar-rdmav34.so ]] ||
+		{ why "build/libstellar-rdmav34.so not built"; return 1; }
+	modprobe ib_uverbs
+	insmod ./stellar.ko || { why "insmod ./stellar.ko failed"; return 1; }
+	module_loaded || { why "no /sys/module/stellar after insmod"; return 1; }
+	mount_debugfs
+	return 0
+}
+
+# Create stellar device $1 over netdev $2 (default eth0) and wait ACTIVE.
+add_stellar() {
+	local dev=$1 nd=${2:-eth0} out
+	if ! out=$(rdma link add "$dev" type stellar netdev "$nd" 2>&1); then
+		why "rdma link add $dev type stellar netdev $nd failed: $out"
+		return 1
+	fi
+	wait_active "$dev" 20 || { why "$dev not ACTIVE 20 s after rdma link add"; return 1; }
+	return 0
+}
+
+# Run `timeout`-bounded command, echoing it first.
+run() {
+	echo "+ $*"
+	"$@"
+}
+
+# Start an RDMA TCP-exchange server in the background (pingpong or
+# perftest) and wait up to $2 s for its listening port.  Sets SERVER_PID
+# (the server itself, not a wrapper: kill -9 must reach it).  The scenario
+# kills it at the end if it is still running.
+start_server() {
+	local port=$1 limit=$2 log=$3
+	shift 3
+	echo "+ (server) $*"
+	"$@" >"$log" 2>&1 &
+	SERVER_PID=$!
+	bg_track "$SERVER_PID"
+	if ! wait_listen "$port" "$limit"; then
+		cat "$log"
+		why "server did not listen on port $port within $limit s: $(tail -n 2 "$log" | tr '\n' ' ')"
+		return 1
+	fi
+	return 0
+}
+
+# Run a client that connects over TCP to a server that may not be
+# listening yet: retried while it fails to connect, for up to $1 s.
+# Output in $2; returns the client's exit status.
+run_client_retry() {
+	local limit=$1 log=$2 rc end
+	shift 2
+	end=$((SECONDS + limit))
+	while :; do
+		echo "+ (client) $*"
+		rc=0
+		timeout -k 5 120 "$@" >"$log" 2>&1 || rc=$?
+		cat "$log"
+		if ((rc != 0)) && grep -qiE "couldn't connect|connection refused|unable to open file descriptor" "$log" &&
+			((SECONDS < end)); then
+			sleep 0.5
+			continue
+		fi
+		return "$rc"
+	done
+}
+
+# Run one scenario (see the top of this file).
+scenario() {
+	local name=$1 log t0 rc klines pid pins
+	shift
+	log=$STL_LOGDIR/$name.log
+	WHY=""
+	STL_BG=()
+	klines=$(dmesg | wc -l)
+	t0=$SECONDS
+	rc=0
+	{ echo "### scenario $name"; "$@"; } >"$log" 2>&1 || rc=$?
+	for pid in "${STL_BG[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -9 "$pid" 2>/dev/null || true
+			wait_exit "$pid" 10 || echo "pid $pid did not die" >>"$log"
+		fi
+		wait "$pid" 2>/dev/null || true
+	done
+	# kernel errors raised during this scenario
+	local kerr
+	kerr=$(dmesg | tail -n +"$((klines + 1))" | grep -E "$STL_KERNEL_ERROR_RE" | head -n 3)
+	if [[ -n $kerr ]]; then
+		rc=1
+		[[ -n $WHY ]] || WHY="kernel: $(echo "$kerr" | head -n 1)"
+		echo "kernel errors: $kerr" >>"$log"
+	fi
+	# every process is gone: the module must hold no pinned page
+	if module_loaded && [[ -e $STL_DEBUGFS/pinned_pages ]] && ! wait_no_pins 10; then
+		pins=$(pinned_total)
+		rc=1
+		[[ -n $WHY ]] || WHY="debugfs pinned_pages is $pins after the scenario's processes exited"
+		echo "pinned_pages left: $pins" >>"$log"
+	fi
+	if ((rc == 0)); then
+		echo "PASS $name ($((SECONDS - t0)) s)"
+		STL_PASSED=$((STL_PASSED + 1))
+	else
+		[[ -n $WHY ]] || WHY="failed (exit $rc), see scenarios/$name.log"
+		echo "FAIL $name: $WHY"
+		echo "--- last lines of scenarios/$name.log:"
+		tail -n 25 "$log" | sed 's/^/    /'
+		echo "---"
+		STL_FAILED=$((STL_FAILED + 1))
+	fi
+	return 0
+}
+
+# Print the totals; returns 1 if any scenario failed.
+finish() {
+	echo "$STL_PASSED passed, $STL_FAILED failed"
+	((STL_FAILED == 0))
+}
+
+# Pingpong between server device $2 (this host) and client device $3 of
+# ibverbs-utils program $1 (ibv_rc_pingpong, ...), both in this VM, over
+# $STL_MY_IP and TCP port $4; extra options after that.
+pingpong_local() {
+	local prog=$1 sdev=$2 cdev=$3 port=$4 rc srv
+	shift 4
+	local log=$STL_LOGDIR/$prog-$sdev-$cdev
+	start_server "$port" 30 "$log.server" \
+		"$prog" -d "$sdev" -g "$STL_GIDX" -p "$port" "$@" || return 1
+	srv=$SERVER_PID
+	rc=0
+	run_client_retry 10 "$log.client" \
+		"$prog" -d "$cdev" -g "$STL_GIDX" -p "$port" "$@" "$STL_MY_IP" || rc=$?
+	wait_exit "$srv" 30 || why "server still running 30 s after the client ended"
+	local src
+	src=$(exit_status "$srv")
+	echo "--- server output:"
+	cat "$log.server"
+	((rc == 0)) || why "client exited $rc: $(tail -n 2 "$log.client" | tr '\n' ' ')"
+	((src == 0)) || why "server exited $src: $(tail -n 2 "$log.server" | tr '\n' ' ')"
+	grep -q "bytes in" "$log.client" || why "client printed no throughput line"
+	grep -q "bytes in" "$log.server" || why "server printed no throughput line"
+	[[ -z $WHY ]]
+}

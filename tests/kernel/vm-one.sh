@@ -1,0 +1,377 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# vm-one.sh - Stellar scenarios in ONE VM boot (guest side).
+#
+#   make && make -C tests/kernel && scripts/vm.sh -t 900 tests/kernel/vm-one.sh
+#
+# Loads ./stellar.ko, creates stellar0 and stellar1 over rxe0 and runs the
+# scenarios below one after the other; each prints "PASS name" or
+# "FAIL name: why" on the console (its full output is in
+# $STL_OUT/scenarios/name.log).  The last line is "N passed, N failed"; the
+# exit status is 1 if any scenario failed.  Runs with cwd = repository root
+# and the environment scripts/vm.sh sets (STL_OUT, STL_MY_IP, STL_GID_INDEX).
+
+set -u
+# shellcheck source=tests/kernel/lib.sh
+source tests/kernel/lib.sh
+
+export RDMAV_DRIVERS=$PWD/build/libstellar
+TESTS=build/tests
+VERBS_TEST=$TESTS/stl_verbs_test
+TRAFFIC=$TESTS/stl_traffic
+RUN=/run/stellar-test
+mkdir -p "$RUN"
+
+# The C subtests that need no stellar error semantics on device A.
+POSITIVE=(-t 'rc_*' -t 'ud_*' -t 'uc_*' -t 'cq_*' -t 'mr_*' -t 'qp_query_*')
+
+s_module_loads_and_creates_two_devices() {
+	[[ -x $VERBS_TEST && -x $TRAFFIC ]] ||
+		{ why "$TESTS not built (make -C tests/kernel)"; return 1; }
+	load_stellar || return 1
+	add_stellar stellar0 || return 1
+	add_stellar stellar1 || return 1
+	rdma link show
+	[[ $(stellar_devices | tr '\n' ' ') == "stellar0 stellar1 " ]] ||
+		why "stellar devices are '$(stellar_devices | tr '\n' ' ')', want stellar0 stellar1"
+}
+
+s_sysfs_reports_abi_version_and_parent() {
+	local d v p
+	for d in stellar0 stellar1; do
+		v=$(cat "/sys/class/infiniband/$d/stellar_abi_version" 2>&1)
+		p=$(cat "/sys/class/infiniband/$d/parent" 2>&1)
+		echo "$d: abi $v parent $p pinned $(pinned_dev "$d")"
+		[[ $v == 1 ]] || why "$d stellar_abi_version is '$v', want 1"
+		[[ $p == rxe0 ]] || why "$d parent is '$p', want rxe0"
+		[[ $(pinned_dev "$d") == 0 ]] || why "$d pinned_pages is $(pinned_dev "$d") with no MR"
+	done
+	[[ $(pinned_total) == 0 ]] || why "debugfs pinned_pages is '$(pinned_total)', want 0"
+	[[ -z $WHY ]]
+}
+
+s_devinfo_shows_port_active() {
+	local out
+	out=$(ibv_devinfo -d stellar0 2>&1)
+	echo "$out"
+	[[ $out == *"hca_id:"*stellar0* ]] || why "ibv_devinfo -d stellar0 does not list stellar0"
+	[[ $out == *PORT_ACTIVE* ]] || why "stellar0 port is not PORT_ACTIVE"
+	[[ $out == *"link_layer:"*Ethernet* ]] || why "stellar0 link_layer is not Ethernet"
+	out=$(ibv_devices 2>&1)
+	echo "$out"
+	[[ $out == *stellar0* && $out == *stellar1* && $out == *rxe0* ]] ||
+		why "ibv_devices does not list stellar0, stellar1 and rxe0"
+	[[ -z $WHY ]]
+}
+
+# The C subtests between device $1 (requester) and $2; extra args select.
+s_verbs() {
+	local a=$1 b=$2 out rc=0
+	shift 2
+	out=$(timeout -k 5 600 "$VERBS_TEST" -a "$a" -b "$b" -g "$STL_GIDX" "$@" 2>&1) || rc=$?
+	echo "$out"
+	if ((rc != 0)); then
+		why "$(echo "$out" | tail -n 1); $(echo "$out" | grep -E '^FAIL' | head -n 3 | tr '\n' ';')"
+		return 1
+	fi
+	echo "$out" | grep -qE '^[1-9][0-9]* passed, 0 failed$' || why "no passing subtest"
+}
+
+# perftest $1 between server device $2 and client device $3 in this VM.
+perftest_local() {
+	local prog=$1 sdev=$2 cdev=$3 port=$4 rc=0 srv src
+	shift 4
+	local log=$STL_LOGDIR/$prog-$sdev-$cdev
+	start_server "$port" 30 "$log.server" \
+		"$prog" -d "$sdev" -x "$STL_GIDX" -F -p "$port" "$@" || return 1
+	srv=$SERVER_PID
+	run_client_retry 10 "$log.client" \
+		"$prog" -d "$cdev" -x "$STL_GIDX" -F -p "$port" "$@" "$STL_MY_IP" || rc=$?
+	wait_exit "$srv" 30 || why "server still running 30 s after the client ended"
+	src=$(exit_status "$srv")
+	echo "--- server output:"
+	cat "$log.server"
+	((rc == 0)) || why "client exited $rc: $(grep -v '^ *$' "$log.client" | tail -n 2 | tr '\n' ' ')"
+	((src == 0)) || why "server exited $src: $(grep -v '^ *$' "$log.server" | tail -n 2 | tr '\n' ' ')"
+	grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$log.client" || why "client printed no result line"
+	[[ -z $WHY ]]
+}
+
+s_stats_count_posted_and_rejected_wrs() {
+	local c before0=() after0=() before1 after1 i
+	local names=(send_wrs completions bad_wrs mr_registrations)
+	rdma statistic show link stellar0/1
+	for c in "${names[@]}"; do
+		before0+=("$(stat_counter stellar0 "$c")")
+	done
+	before1=$(stat_counter stellar1 recv_wrs)
+	s_verbs stellar0 stellar1 -t rc_send_recv_delivers_bytes_and_wc_fields \
+		-t post_send_rejects_unknown_lkey || return 1
+	rdma statistic show link stellar0/1
+	rdma statistic show link stellar1/1
+	for c in "${names[@]}"; do
+		after0+=("$(stat_counter stellar0 "$c")")
+	done
+	after1=$(stat_counter stellar1 recv_wrs)
+	for i in "${!names[@]}"; do
+		[[ ${before0[i]} != none && ${after0[i]} != none ]] ||
+			{ why "counter ${names[i]} missing from rdma statistic show link stellar0/1"; return 1; }
+	done
+	[[ $before1 != none ]] || { why "counter recv_wrs missing on stellar1"; return 1; }
+	# stellar0 posted 6 + 1 good SENDs and 1 rejected WR; registered 1 + 2 MRs
+	((after0[0] - before0[0] >= 7)) || why "send_wrs grew by $((after0[0] - before0[0])), want >= 7"
+	((after0[1] - before0[1] >= 7)) || why "completions grew by $((after0[1] - before0[1])), want >= 7"
+	((after0[2] - before0[2] == 1)) || why "bad_wrs grew by $((after0[2] - before0[2])), want 1"
+	((after0[3] - before0[3] == 3)) || why "mr_registrations grew by $((after0[3] - before0[3])), want 3"
+	# stellar1 posted 6 receives + 1 for the fixture
+	((after1 - before1 == 7)) || why "stellar1 recv_wrs grew by $((after1 - before1)), want 7"
+	[[ -z $WHY ]]
+}
+
+s_link_add_creates_many_devices_per_parent() {
+	local i t0 ms
+	for i in 2 3 4 5 6 7 8 9; do
+		t0=$(date +%s%N)
+		add_stellar "stellar$i" || return 1
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		echo "stellar$i ACTIVE after $ms ms"
+		((ms < 3000)) || why "stellar$i took $ms ms to become ACTIVE"
+		[[ $(cat "/sys/class/infiniband/stellar$i/parent") == rxe0 ]] ||
+			why "stellar$i parent is not rxe0"
+	done
+	ibv_devinfo -l
+	[[ $(stellar_devices | wc -l) == 10 ]] || why "$(stellar_devices | wc -l) stellar devices, want 10"
+	for i in 2 3 4 5 6 7 8 9; do
+		run rdma link delete "stellar$i" || why "rdma link delete stellar$i failed"
+	done
+	for i in 2 3 4 5 6 7 8 9; do
+		wait_gone "stellar$i" 10 || why "stellar$i still present after rdma link delete"
+	done
+	[[ $(stellar_devices | tr '\n' ' ') == "stellar0 stellar1 " ]] ||
+		why "devices left: $(stellar_devices | tr '\n' ' ')"
+	[[ -z $WHY ]]
+}
+
+s_link_add_rejects_duplicate_name() {
+	local out rc=0
+	out=$(rdma link add stellar0 type stellar netdev eth0 2>&1) || rc=$?
+	echo "rc $rc: $out"
+	((rc != 0)) || why "a second rdma link add stellar0 succeeded"
+	wait_active stellar0 2 || why "stellar0 not ACTIVE after the refused duplicate"
+	[[ $(stellar_devices | tr '\n' ' ') == "stellar0 stellar1 " ]] ||
+		why "devices now: $(stellar_devices | tr '\n' ' ')"
+	[[ -z $WHY ]]
+}
+
+s_link_add_rejects_unknown_netdev() {
+	local out rc=0
+	out=$(rdma link add stellar7 type stellar netdev nosuchnet0 2>&1) || rc=$?
+	echo "rc $rc: $out"
+	((rc != 0)) || why "rdma link add over a netdev that does not exist succeeded"
+	! dev_exists stellar7 || why "stellar7 was created"
+	[[ -z $WHY ]]
+}
+
+s_link_add_rejects_netdev_without_rdma_device() {
+	local out rc=0
+	modprobe dummy numdummies=0 2>/dev/null || true
+	ip link add stltest0 type dummy || { why "cannot create a dummy netdev"; return 1; }
+	ip link set stltest0 up
+	out=$(rdma link add stellar7 type stellar netdev stltest0 2>&1) || rc=$?
+	echo "rc $rc: $out"
+	((rc != 0)) || why "rdma link add over a netdev without an RDMA device succeeded"
+	! dev_exists stellar7 || why "stellar7 was created"
+	dev_exists stellar7 && rdma link delete stellar7
+	ip link del stltest0
+	[[ -z $WHY ]]
+}
+
+s_kill9_during_write_bw_releases_pins() {
+	local port=18650 log=$STL_LOGDIR/killed-write-bw cpid srv p0 p1 total
+	start_server "$port" 30 "$log.server" \
+		ib_write_bw -d stellar1 -x "$STL_GIDX" -F -p "$port" -s 65536 -n 1000000 ||
+		return 1
+	srv=$SERVER_PID
+	echo "+ (client) ib_write_bw -d stellar0 ... $STL_MY_IP"
+	ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -n 1000000 \
+		"$STL_MY_IP" >"$log.client" 2>&1 &
+	cpid=$!
+	bg_track "$cpid"
+	sleep 6
+	kill -0 "$cpid" 2>/dev/null ||
+		{ cat "$log.client"; why "ib_write_bw client ended before it was killed"; return 1; }
+	total=$(pinned_total)
+	p0=$(pinned_dev stellar0)
+	p1=$(pinned_dev stellar1)
+	rdma statistic show link stellar0/1
+	echo "during traffic: module $total, stellar0 $p0, stellar1 $p1 pinned pages"
+	[[ $total =~ ^[0-9]+$ ]] && ((total > 0)) ||
+		why "debugfs pinned_pages is '$total' while ib_write_bw has registered memory"
+	[[ $p0 =~ ^[0-9]+$ ]] && ((p0 > 0)) || why "stellar0 pinned_pages is '$p0' during traffic"
+	kill -9 "$cpid"
+	wait_exit "$cpid" 10 || why "client not dead 10 s after kill -9"
+	# the server notices its peer is gone; if not, it is killed as well
+	if ! wait_exit "$srv" 15; then
+		note "server still running 15 s after the client died: kill -9 it too"
+		kill -9 "$srv"
+		wait_exit "$srv" 10 || why "server not dead 10 s after kill -9"
+	fi
+	cat "$log.client" "$log.server"
+	wait_no_pins 10 || why "debugfs pinned_pages is $(pinned_total) 10 s after the processes died"
+	[[ $(pinned_dev stellar0) == 0 ]] || why "stellar0 pinned_pages is $(pinned_dev stellar0) after kill -9"
+	[[ $(pinned_dev stellar1) == 0 ]] || why "stellar1 pinned_pages is $(pinned_dev stellar1)"
+	echo "after: module $(pinned_total), stellar0 $(pinned_dev stellar0), stellar1 $(pinned_dev stellar1)"
+	[[ -z $WHY ]]
+}
+
+# stl_traffic between $1 and $2 in the background until it has written
+# once; sets TRAFFIC_PID and TRAFFIC_LOG.
+start_traffic() {
+	local ready=$RUN/ready.$1.$2 i
+	TRAFFIC_LOG=$STL_LOGDIR/traffic-$1-$2.log
+	rm -f "$ready"
+	echo "+ $TRAFFIC -a $1 -b $2 -s 300"
+	"$TRAFFIC" -a "$1" -b "$2" -g "$STL_GIDX" -s 300 -m 8 -r "$ready" >"$TRAFFIC_LOG" 2>&1 &
+	TRAFFIC_PID=$!
+	bg_track "$TRAFFIC_PID"
+	for ((i = 0; i < 200; i++)); do
+		[[ -e $ready ]] && return 0
+		kill -0 "$TRAFFIC_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$TRAFFIC_LOG"
+	why "stl_traffic $1 -> $2 did not start"
+}
+
+# `rdma link delete $1` while TRAFFIC_PID uses it: must return within $2 s.
+delete_in_use() {
+	local dev=$1 limit=$2 dpid t0 drc
+	t0=$(date +%s%N)
+	echo "+ rdma link delete $dev"
+	rdma link delete "$dev" &
+	dpid=$!
+	bg_track "$dpid"
+	if ! wait_exit "$dpid" "$limit"; then
+		why "rdma link delete $dev still blocked after $limit s while a process uses it"
+		kill -9 "$TRAFFIC_PID" 2>/dev/null
+		wait_exit "$dpid" 30 && echo "delete returned after the process was killed"
+		return 1
+	fi
+	drc=$(exit_status "$dpid")
+	echo "rdma link delete $dev: exit $drc after $((($(date +%s%N) - t0) / 1000000)) ms"
+	((drc == 0)) || why "rdma link delete $dev exited $drc"
+}
+
+# The traffic process must notice the loss within $1 s and exit 3.
+traffic_sees_error() {
+	local trc
+	if ! wait_exit "$TRAFFIC_PID" "$1"; then
+		cat "$TRAFFIC_LOG"
+		why "the process using the device still runs $1 s after the delete (hung?)"
+		return 1
+	fi
+	trc=$(exit_status "$TRAFFIC_PID")
+	cat "$TRAFFIC_LOG"
+	((trc == 3)) || why "stl_traffic exited $trc, want 3 (a verbs error or device event)"
+}
+
+s_delete_stellar1_while_in_use_completes() {
+	start_traffic stellar1 stellar1 || return 1
+	delete_in_use stellar1 20 || return 1
+	wait_gone stellar1 5 || why "stellar1 still in /sys/class/infiniband"
+	traffic_sees_error 15
+	wait_active stellar0 1 || why "stellar0 is no longer ACTIVE"
+	s_verbs stellar0 rxe0 -t rc_write_lands_byte_exact || why "stellar0 no longer carries traffic"
+	add_stellar stellar1 || return 1
+	[[ -z $WHY ]]
+}
+
+s_delete_parent_rxe0_removes_stellar_devices() {
+	start_traffic stellar0 stellar1 || return 1
+	delete_in_use rxe0 30 || return 1
+	wait_gone stellar0 10 || why "stellar0 still present after its parent rxe0 was deleted"
+	wait_gone stellar1 10 || why "stellar1 still present after its parent rxe0 was deleted"
+	wait_gone rxe0 10 || why "rxe0 still present"
+	traffic_sees_error 15
+	ls /sys/class/infiniband
+	[[ -z $(stellar_devices) ]] || why "stellar devices left: $(stellar_devices | tr '\n' ' ')"
+	module_loaded || why "the stellar module went away with its parent"
+	[[ -z $WHY ]]
+}
+
+s_recreated_rxe0_and_devices_carry_traffic() {
+	local i want g=""
+	dev_exists rxe0 || run rdma link add rxe0 type rxe netdev eth0 ||
+		{ why "cannot recreate rxe0"; return 1; }
+	wait_active rxe0 30 || { why "recreated rxe0 not ACTIVE"; return 1; }
+	IFS=. read -r -a o <<<"$STL_MY_IP"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${o[@]}")
+	for ((i = 0; i < 100; i++)); do
+		g=$(cat "/sys/class/infiniband/rxe0/ports/1/gids/$STL_GIDX" 2>/dev/null)
+		[[ $g == "$want" ]] && break
+		sleep 0.1
+	done
+	[[ $g == "$want" ]] || { why "rxe0 GID $STL_GIDX is $g, want $want"; return 1; }
+	add_stellar stellar0 || return 1
+	add_stellar stellar1 || return 1
+	[[ $(cat /sys/class/infiniband/stellar0/parent) == rxe0 ]] || why "stellar0 parent is not rxe0"
+	s_verbs stellar0 stellar1 "${POSITIVE[@]}" || return 1
+	pingpong_local ibv_rc_pingpong stellar1 stellar0 18660 -n 100 -c
+}
+
+s_rmmod_with_devices_present_succeeds() {
+	local pins rpid rrc
+	pins=$(pinned_total)
+	echo "debugfs pinned_pages before rmmod: $pins; devices: $(stellar_devices | tr '\n' ' ')"
+	[[ $pins == 0 ]] || why "debugfs pinned_pages is '$pins' before rmmod, want 0"
+	[[ -n $(stellar_devices) ]] || why "no stellar device present to test rmmod with"
+	echo "+ rmmod stellar"
+	rmmod stellar &
+	rpid=$!
+	bg_track "$rpid"
+	wait_exit "$rpid" 30 || { why "rmmod stellar blocked for 30 s"; return 1; }
+	rrc=$(exit_status "$rpid")
+	((rrc == 0)) || { why "rmmod stellar exited $rrc"; return 1; }
+	! module_loaded || why "/sys/module/stellar still present"
+	[[ -z $(stellar_devices) ]] || why "devices left after rmmod: $(stellar_devices)"
+	ls /sys/class/infiniband
+	wait_active rxe0 1 || why "rxe0 not ACTIVE after rmmod stellar"
+	[[ -z $WHY ]]
+}
+
+s_insmod_after_rmmod_creates_working_device() {
+	load_stellar || return 1
+	add_stellar stellar0 || return 1
+	pingpong_local ibv_rc_pingpong rxe0 stellar0 18670 -n 50 -c || return 1
+	run rmmod stellar || why "the final rmmod stellar failed"
+	[[ -z $WHY ]]
+}
+
+echo "vm-one: kernel $(uname -r), gid index $STL_GIDX, ip $STL_MY_IP"
+scenario module_loads_and_creates_two_devices s_module_loads_and_creates_two_devices
+scenario sysfs_reports_abi_version_and_parent s_sysfs_reports_abi_version_and_parent
+scenario devinfo_shows_port_active s_devinfo_shows_port_active
+scenario verbs_stellar0_to_stellar1 s_verbs stellar0 stellar1
+scenario verbs_stellar0_to_rxe0 s_verbs stellar0 rxe0
+scenario verbs_rxe0_to_stellar0_positive s_verbs rxe0 stellar0 "${POSITIVE[@]}"
+scenario rc_pingpong_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18600 -n 200 -c
+scenario rc_pingpong_stellar0_rxe0 pingpong_local ibv_rc_pingpong rxe0 stellar0 18601 -n 200 -c
+scenario rc_pingpong_events_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18602 -n 200 -c -e
+scenario ud_pingpong_stellar0_stellar1 pingpong_local ibv_ud_pingpong stellar1 stellar0 18603 -n 200 -s 512 -c
+scenario ud_pingpong_stellar0_rxe0 pingpong_local ibv_ud_pingpong rxe0 stellar0 18604 -n 200 -s 512 -c
+scenario uc_pingpong_stellar0_stellar1 pingpong_local ibv_uc_pingpong stellar1 stellar0 18605 -n 200 -c
+scenario uc_pingpong_stellar0_rxe0 pingpong_local ibv_uc_pingpong rxe0 stellar0 18606 -n 200 -c
+scenario write_bw_stellar0_stellar1 perftest_local ib_write_bw stellar1 stellar0 18607 -n 200
+scenario stats_count_posted_and_rejected_wrs s_stats_count_posted_and_rejected_wrs
+scenario link_add_creates_many_devices_per_parent s_link_add_creates_many_devices_per_parent
+scenario link_add_rejects_duplicate_name s_link_add_rejects_duplicate_name
+scenario link_add_rejects_unknown_netdev s_link_add_rejects_unknown_netdev
+scenario link_add_rejects_netdev_without_rdma_device s_link_add_rejects_netdev_without_rdma_device
+scenario kill9_during_write_bw_releases_pins s_kill9_during_write_bw_releases_pins
+scenario delete_stellar1_while_in_use_completes s_delete_stellar1_while_in_use_completes
+scenario delete_parent_rxe0_removes_stellar_devices s_delete_parent_rxe0_removes_stellar_devices
+scenario recreated_rxe0_and_devices_carry_traffic s_recreated_rxe0_and_devices_carry_traffic
+scenario rmmod_with_devices_present_succeeds s_rmmod_with_devices_present_succeeds
+scenario insmod_after_rmmod_creates_working_device s_insmod_after_rmmod_creates_working_device
+finish
