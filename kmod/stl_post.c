@@ -91,6 +91,24 @@ static int stl_copy_inline(struct stl_qp *sqp, const struct ib_send_wr *wr,
 	return len;
 }
 
+/*
+ * A software parent (rxe) defers a kernel QP's send processing to a tasklet;
+ * raised from process context, that would wake ksoftirqd, which then
+ * competes with the very process that is polling for the completion.  With
+ * bottom halves off, the tasklet runs here, at local_bh_enable(), in the
+ * poster's context, as it does for the parent's own user QPs.
+ */
+static int stl_parent_post_send(struct ib_qp *pqp, const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad)
+{
+	int ret;
+
+	local_bh_disable();
+	ret = ib_post_send(pqp, wr, bad);
+	local_bh_enable();
+	return ret;
+}
+
 static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
 			     const struct ib_send_wr *wr)
 {
@@ -160,7 +178,7 @@ static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
 		if (ret)
 			return ret;
 	}
-	return ib_post_send(sqp->pqp, &pwr.send, &bad);
+	return stl_parent_post_send(sqp->pqp, &pwr.send, &bad);
 }
 
 int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -198,7 +216,9 @@ int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		if (!ret) {
 			pwr = *wr;
 			pwr.next = NULL;
+			local_bh_disable();
 			ret = ib_post_recv(sqp->pqp, &pwr, &bad);
+			local_bh_enable();
 		}
 		if (ret) {
 			*bad_wr = wr;

@@ -116,6 +116,26 @@ step "ibv_rc_pingpong on rxe0 with libstellar loaded"
 pingpong ibv_rc_pingpong 18518 -d rxe0 -g "$rxe_gid" -n 200 && pass "rc_pingpong rxe0" ||
 	fail "rc_pingpong rxe0"
 
+step "a renamed device is still claimed (matching ignores the name)"
+if rdma dev set stellar0 name fabric7; then
+	ibv_devinfo -d fabric7 >"$out/devinfo-fabric7.log" 2>&1
+	grep -q 'PORT_ACTIVE' "$out/devinfo-fabric7.log" && pass "fabric7 PORT_ACTIVE" ||
+		{ cat "$out/devinfo-fabric7.log"; fail "fabric7 not usable"; }
+	rdma dev set fabric7 name stellar0 || fail "rename back"
+else
+	fail "rdma dev set stellar0 name fabric7"
+fi
+
+step "installed provider is found without RDMAV_DRIVERS (guest overlay only)"
+if make -s -C "$repo/userlib" install >"$out/install.log" 2>&1; then
+	env -u RDMAV_DRIVERS ibv_devinfo -d stellar0 >"$out/devinfo-installed.log" 2>&1
+	grep -q 'PORT_ACTIVE' "$out/devinfo-installed.log" && pass "found via /etc/libibverbs.d" ||
+		{ cat "$out/devinfo-installed.log"; fail "installed provider not used"; }
+else
+	cat "$out/install.log"
+	fail "make install"
+fi
+
 step "rdma link delete stellar0"
 rdma link delete stellar0 && pass "deleted" || fail "rdma link delete stellar0"
 
