@@ -7,9 +7,8 @@
 #   make bench      perftest on Stellar and on raw rxe, as ratios
 #   make install    module (+depmod) and provider
 
-# The kernel that linux-image-amd64 installed: newest with headers.
-KVER ?= $(shell ls -1 /lib/modules 2>/dev/null | while read v; do \
-	  [ -e /lib/modules/$$v/build/Makefile ] && echo $$v; done | sort -V | tail -n 1)
+# The kernel that linux-image-amd64 installed (newest with headers and image).
+KVER ?= $(shell scripts/kver.sh 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all module userlib tests check unit demo bench install clean lint deps

@@ -53,7 +53,11 @@ struct stl_parent;
  * @qp_lifecycle: serialises parent QP creation with the CQ drain done when a
  *	parent QP is destroyed, so a freed parent QP's address cannot be reused
  *	while completions are filtered by it
- * @n_qp: @n_cq: @n_pd: @n_mr: @n_ah: objects alive now
+ * @n_qp: QPs alive now
+ * @n_cq: CQs alive now
+ * @n_pd: PDs alive now
+ * @n_mr: MRs alive now
+ * @n_ah: AHs alive now
  * @acct: pinned-page accounting
  * @cnt: counters, indexed by enum stl_counter
  */
@@ -120,7 +124,8 @@ static inline struct stl_ah *to_stl_ah(struct ib_ah *ibah)
  * @ring: completions taken out of @pcq early (while a QP was destroyed)
  *	and not yet given to the user, already translated
  * @ring_size: capacity of @ring
- * @ring_head: @ring_count: first entry and number of entries in @ring
+ * @ring_head: first entry in @ring
+ * @ring_count: number of entries in @ring
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -141,7 +146,9 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  * struct stl_qp - virtual QP
  * @ibqp: core object (qp_num is the parent QP's number)
  * @pqp: parent QP
- * @max_send_sge: @max_recv_sge: @max_inline: limits checked at post time
+ * @max_send_sge: most SGEs of a send WR, checked at post time
+ * @max_recv_sge: most SGEs of a receive WR
+ * @max_inline: most bytes of inline data of a send WR
  */
 struct stl_qp {
 	struct ib_qp ibqp;
@@ -162,7 +169,8 @@ static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
  * @pmr: parent MR
  * @pin: the pinned pages behind it
  * @pd: owning PD
- * @iova: @length: the range that work requests may address
+ * @iova: first address work requests may use
+ * @length: bytes from @iova that work requests may use
  * @access: IB_ACCESS_* flags
  * @rcu: frees the object after lockless lookups are done
  */

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# make check: every Stellar test, on a fresh Debian 12 machine too.
+#   1. dependencies (scripts/deps.sh), build, kernel gates (scripts/lint.sh)
+#   2. userspace tests of the provider
+#   3. VM scenarios on one host (one boot), then on two hosts (one boot each)
+# Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+pass=0
+fail=0
+failed=()
+stage() {
+	local name=$1
+	shift
+	echo "=== $name"
+	if "$@"; then
+		echo "PASS stage $name"
+		pass=$((pass + 1))
+	else
+		echo "FAIL stage $name (exit $?)"
+		fail=$((fail + 1))
+		failed+=("$name")
+	fi
+}
+
+scripts/deps.sh || { echo "check: installing dependencies failed"; exit 1; }
+make -s all || { echo "check: build failed"; exit 1; }
+
+out=$(mktemp -d)
+stage lint scripts/lint.sh
+stage provider-unit make -s -C userlib check
+stage vm-one-host env STL_VM_QUIET=1 scripts/vm.sh -t 1200 -o "$out/one" tests/kernel/vm-one.sh
+stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
+
+# The scenario logs: every PASS/FAIL line, so a failure names itself.
+for log in "$out"/one/vm0/script.log "$out"/two/vm*/script.log; do
+	[ -f "$log" ] || continue
+	echo "--- ${log#"$out"/}"
+	grep -E '^(PASS|FAIL|SKIP)|passed, [0-9]+ failed' "$log"
+done
+
+echo "logs: $out"
+[ $fail = 0 ] || echo "failed stages: ${failed[*]}"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# vm-two.sh - Stellar scenarios across TWO VMs (guest side).
+#
+#   make && make -C tests/kernel && scripts/vm.sh -n 2 -t 400 tests/kernel/vm-two.sh
+#
+# Both VMs run this script.  VM0 ($STL_VM_INDEX 0) runs every server, VM1
+# every client, scenario after scenario in the same order, each on its own
+# TCP port, so one failed scenario cannot pair a client with the wrong
+# server.  Clients retry connecting while the server is not up yet.  Each VM
+# prints "PASS name" / "FAIL name: why" for its side and ends with
+# "N passed, N failed" (exit 1 if any failed).
+
+set -u
+# shellcheck source=tests/kernel/lib.sh
+source tests/kernel/lib.sh
+
+export RDMAV_DRIVERS=$PWD/build/libstellar
+ROLE=client
+((STL_VM_INDEX == 0)) && ROLE=server
+SERVER_WAIT=60		# s a server waits for its client to finish
+CLIENT_RETRY=90		# s a client retries connecting (> SERVER_WAIT)
+
+s_module_loads_and_creates_stellar0() {
+	load_stellar || return 1
+	add_stellar stellar0 || return 1
+	rdma link show
+	[[ $(cat /sys/class/infiniband/stellar0/parent) == rxe0 ]] || why "stellar0 parent is not rxe0"
+	[[ -z $WHY ]]
+}
+
+# Run an exchange program across the VMs: the server on VM0 with device
+# $2, the client on VM1 with device $3, TCP port $4; $1 is the program,
+# $5 the option that names the GID index (-g for ibverbs-utils, -x for
+# perftest), $6 a regular expression the output must match; options follow.
+across() {
+	local prog=$1 sdev=$2 cdev=$3 port=$4 gopt=$5 expect=$6 rc=0 srv
+	shift 6
+	local log=$STL_LOGDIR/$prog-$port
+	if [[ $ROLE == server ]]; then
+		start_server "$port" 30 "$log.server" \
+			"$prog" -d "$sdev" "$gopt" "$STL_GIDX" -p "$port" "$@" || return 1
+		srv=$SERVER_PID
+		if ! wait_exit "$srv" "$SERVER_WAIT"; then
+			cat "$log.server"
+			why "server still running after $SERVER_WAIT s (client never came or hung)"
+			return 1
+		fi
+		rc=$(exit_status "$srv")
+		cat "$log.server"
+		((rc == 0)) || why "server exited $rc: $(grep -v '^ *$' "$log.server" | tail -n 2 | tr '\n' ' ')"
+		grep -qE "$expect" "$log.server" || why "server output has no result line"
+	else
+		run_client_retry "$CLIENT_RETRY" "$log.client" \
+			"$prog" -d "$cdev" "$gopt" "$STL_GIDX" -p "$port" "$@" "$STL_PEER_IP" || rc=$?
+		((rc == 0)) || why "client exited $rc: $(grep -v '^ *$' "$log.client" | tail -n 2 | tr '\n' ' ')"
+		grep -qE "$expect" "$log.client" || why "client output has no result line"
+	fi
+	[[ -z $WHY ]]
+}
+
+PP_RESULT='bytes in [0-9.]+ seconds'
+PERF_RESULT='^ *[0-9]+ +[0-9]+ +[0-9.]+'
+
+pingpong() { across "$1" "$2" "$3" "$4" -g "$PP_RESULT" "${@:5}"; }
+perftest() { across "$1" "$2" "$3" "$4" -x "$PERF_RESULT" -F "${@:5}"; }
+
+s_pins_released_and_rmmod_succeeds() {
+	local pins
+	pins=$(pinned_total)
+	echo "debugfs pinned_pages: $pins; stellar0 $(pinned_dev stellar0)"
+	[[ $pins == 0 ]] || why "debugfs pinned_pages is '$pins' after all traffic, want 0"
+	run rmmod stellar || why "rmmod stellar failed"
+	[[ -z $(stellar_devices) ]] || why "devices left after rmmod: $(stellar_devices)"
+	[[ -z $WHY ]]
+}
+
+echo "vm-two: vm$STL_VM_INDEX ($ROLE), $STL_MY_IP <-> $STL_PEER_IP, gid index $STL_GIDX"
+scenario module_loads_and_creates_stellar0 s_module_loads_and_creates_stellar0
+# stellar <-> stellar across hosts
+scenario rc_pingpong_stellar_to_stellar pingpong ibv_rc_pingpong stellar0 stellar0 18700 -n 200 -c
+scenario ud_pingpong_stellar_to_stellar pingpong ibv_ud_pingpong stellar0 stellar0 18701 -n 200 -s 512 -c
+scenario uc_pingpong_stellar_to_stellar pingpong ibv_uc_pingpong stellar0 stellar0 18702 -n 200 -c
+# stellar <-> plain rxe on the other host, both ways round
+scenario rc_pingpong_stellar_to_rxe pingpong ibv_rc_pingpong stellar0 rxe0 18703 -n 200 -c
+scenario ud_pingpong_stellar_to_rxe pingpong ibv_ud_pingpong stellar0 rxe0 18704 -n 200 -s 512 -c
+scenario rc_pingpong_rxe_to_stellar pingpong ibv_rc_pingpong rxe0 stellar0 18705 -n 200 -c
+scenario ud_pingpong_rxe_to_stellar pingpong ibv_ud_pingpong rxe0 stellar0 18706 -n 200 -s 512 -c
+# perftest between the stellar devices of the two hosts
+scenario write_bw_stellar_to_stellar perftest ib_write_bw stellar0 stellar0 18710 -n 300 -s 65536
+scenario read_bw_stellar_to_stellar perftest ib_read_bw stellar0 stellar0 18711 -n 300 -s 65536
+scenario send_bw_stellar_to_stellar perftest ib_send_bw stellar0 stellar0 18712 -n 300 -s 65536
+scenario atomic_bw_stellar_to_stellar perftest ib_atomic_bw stellar0 stellar0 18713 -n 300
+scenario write_lat_stellar_to_stellar perftest ib_write_lat stellar0 stellar0 18714 -n 300 -s 64
+scenario send_lat_stellar_to_stellar perftest ib_send_lat stellar0 stellar0 18715 -n 300 -s 64
+scenario read_lat_stellar_to_stellar perftest ib_read_lat stellar0 stellar0 18716 -n 300 -s 64
+scenario pins_released_and_rmmod_succeeds s_pins_released_and_rmmod_succeeds
+finish
