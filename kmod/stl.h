@@ -28,7 +28,6 @@
 #define STL_REG_TIMEOUT_MS	10000
 
 enum stl_counter {
-	STL_CNT_PINNED_PAGES,
 	STL_CNT_MR_REG,
 	STL_CNT_MR_REG_FAIL,
 	STL_CNT_SEND_WRS,
@@ -58,7 +57,7 @@ struct stl_parent;
  * @n_pd: PDs alive now
  * @n_mr: MRs alive now
  * @n_ah: AHs alive now
- * @acct: pinned-page accounting
+ * @pins: pinned pages, pin cache and pin quota of this device
  * @cnt: counters, indexed by enum stl_counter
  */
 struct stl_dev {
@@ -72,7 +71,7 @@ struct stl_dev {
 	struct xarray mrs;
 	struct mutex qp_lifecycle;
 	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah;
-	struct pvdma_acct acct;
+	struct pvdma_cache pins;
 	atomic64_t cnt[STL_NUM_COUNTERS];
 };
 
@@ -167,7 +166,7 @@ static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
  * struct stl_mr - virtual MR backed by a parent fast-register MR
  * @ibmr: core object; lkey/rkey are the parent MR's
  * @pmr: parent MR
- * @pin: the pinned pages behind it
+ * @map: the pinned pages behind it
  * @pd: owning PD
  * @iova: first address work requests may use
  * @length: bytes from @iova that work requests may use
@@ -177,7 +176,7 @@ static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
 struct stl_mr {
 	struct ib_mr ibmr;
 	struct ib_mr *pmr;
-	struct pvdma_pin *pin;
+	struct pvdma_map *map;
 	struct stl_pd *pd;
 	u64 iova;
 	u64 length;

@@ -93,6 +93,7 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 
 	WARN_ON(!xa_empty(&sdev->mrs));
 	xa_destroy(&sdev->mrs);
+	pvdma_cache_destroy(&sdev->pins);
 	/* Not registered: stl_newlink() unwinds the rest itself. */
 	if (!p)
 		return;
@@ -103,9 +104,9 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&sdev->parent_entry);
 	mutex_unlock(&stl_devs_lock);
 
-	if (atomic64_read(&sdev->acct.pinned_pages))
+	if (atomic64_read(&sdev->pins.pinned_pages))
 		ibdev_err(ibdev, "%lld pages still pinned at removal\n",
-			  (s64)atomic64_read(&sdev->acct.pinned_pages));
+			  (s64)atomic64_read(&sdev->pins.pinned_pages));
 	ibdev_info(ibdev, "removed from %s\n", dev_name(&sdev->pdev->dev));
 	/* p may be freed as soon as the count drops: touch it last. */
 	atomic_dec(&p->nr_children);
@@ -132,8 +133,6 @@ static int stl_dev_init(struct stl_dev *sdev, struct stl_parent *p,
 	sdev->pdev = p->ibdev;
 	sdev->pport = 1;
 	sdev->ndev = ndev;
-	xa_init(&sdev->mrs);
-	mutex_init(&sdev->qp_lifecycle);
 	INIT_LIST_HEAD(&sdev->parent_entry);
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
@@ -202,6 +201,10 @@ static int stl_newlink(const char *name, struct net_device *ndev)
 		ret = -ENOMEM;
 		goto err_put_parent;
 	}
+	/* What stl_dealloc_driver() releases on every path. */
+	xa_init(&sdev->mrs);
+	mutex_init(&sdev->qp_lifecycle);
+	pvdma_cache_init(&sdev->pins, sdev->ibdev.name);
 
 	mutex_lock(&stl_devs_lock);
 	p = stl_parent_find(pdev);
@@ -367,9 +370,13 @@ static int __init stl_init(void)
 {
 	int ret;
 
+	ret = pvdma_init();
+	if (ret)
+		return ret;
 	ret = ib_register_client(&stl_client);
 	if (ret) {
 		pr_err("cannot register ib client: %d\n", ret);
+		pvdma_exit();
 		return ret;
 	}
 	rdma_link_register(&stl_link_ops);
@@ -386,6 +393,7 @@ static void __exit stl_exit(void)
 	/* Calls stl_client_remove() for every parent: children go first. */
 	ib_unregister_client(&stl_client);
 	debugfs_remove_recursive(stl_debugfs);
+	pvdma_exit();
 	if (pvdma_total_pinned())
 		pr_err("%llu pages still pinned at unload\n",
 		       pvdma_total_pinned());

@@ -200,6 +200,7 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct stl_mr *smr;
 	struct ib_mr *pmr;
 	bool writable;
+	u32 npages;
 	int ret, n;
 
 	if (access & ~STL_MR_ACCESS_SUPPORTED)
@@ -208,7 +209,7 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(-EINVAL);
 	if (!length || start + length < start ||
 	    virt_addr + length < virt_addr ||
-	    length > STL_MAX_MR_PAGES << PAGE_SHIFT ||
+	    length > (STL_MAX_MR_PAGES - 1) << PAGE_SHIFT ||
 	    (start & ~PAGE_MASK) != (virt_addr & ~PAGE_MASK)) {
 		stl_dbg(sdev, "MR range 0x%llx+0x%llx refused\n", start, length);
 		return ERR_PTR(-EINVAL);
@@ -227,26 +228,27 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	writable = access & (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			     IB_ACCESS_REMOTE_ATOMIC);
-	ret = pvdma_pin_user(&sdev->acct, start, length, writable, &smr->pin);
+	ret = pvdma_map_user(&sdev->pins, start, length, writable, &smr->map);
 	if (ret) {
 		stl_dbg(sdev, "pinning 0x%llx+0x%llx failed: %d\n", start,
 			length, ret);
 		goto err_free;
 	}
 
-	ret = ib_dma_map_sgtable_attrs(sdev->pdev, &smr->pin->sgt,
+	ret = ib_dma_map_sgtable_attrs(sdev->pdev, &smr->map->sgt,
 				       DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		goto err_unpin;
 
-	pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, smr->pin->npages);
+	npages = ((start + length - 1) >> PAGE_SHIFT) - (start >> PAGE_SHIFT) + 1;
+	pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, npages);
 	if (IS_ERR(pmr)) {
 		ret = PTR_ERR(pmr);
 		goto err_unmap;
 	}
-	n = ib_map_mr_sg(pmr, smr->pin->sgt.sgl, smr->pin->sgt.nents, NULL,
+	n = ib_map_mr_sg(pmr, smr->map->sgt.sgl, smr->map->sgt.nents, NULL,
 			 PAGE_SIZE);
-	if (n != smr->pin->sgt.nents) {
+	if (n != smr->map->sgt.nents) {
 		ret = n < 0 ? n : -EINVAL;
 		goto err_dereg;
 	}
@@ -279,10 +281,10 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 err_dereg:
 	ib_dereg_mr(pmr);
 err_unmap:
-	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->pin->sgt,
+	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->map->sgt,
 				   DMA_BIDIRECTIONAL, 0);
 err_unpin:
-	pvdma_unpin(smr->pin);
+	pvdma_unmap_user(&sdev->pins, smr->map);
 err_free:
 	kfree(smr);
 err_count:
@@ -307,9 +309,9 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		xa_store(&sdev->mrs, smr->pmr->lkey, smr, GFP_KERNEL);
 		return ret;
 	}
-	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->pin->sgt,
+	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->map->sgt,
 				   DMA_BIDIRECTIONAL, 0);
-	pvdma_unpin(smr->pin);
+	pvdma_unmap_user(&sdev->pins, smr->map);
 	atomic_dec(&sdev->n_mr);
 	/* Lookups in stl_post.c may still read it: free after RCU. */
 	kfree_rcu(smr, rcu);

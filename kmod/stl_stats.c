@@ -8,20 +8,36 @@
 
 #include "kmod/stl.h"
 
-static const struct rdma_stat_desc stl_counter_descs[STL_NUM_COUNTERS] = {
-	[STL_CNT_PINNED_PAGES].name = "pinned_pages",
+/* The device's own counters, then the pin cache's, then two gauges. */
+enum {
+	STL_STAT_PIN_BASE = STL_NUM_COUNTERS,
+	STL_STAT_PINNED_PAGES = STL_STAT_PIN_BASE + PVDMA_NUM_COUNTERS,
+	STL_STAT_CACHED_PAGES,
+	STL_NUM_STATS
+};
+
+static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 	[STL_CNT_MR_REG].name = "mr_registrations",
 	[STL_CNT_MR_REG_FAIL].name = "mr_registration_failures",
 	[STL_CNT_SEND_WRS].name = "send_wrs",
 	[STL_CNT_RECV_WRS].name = "recv_wrs",
 	[STL_CNT_COMPLETIONS].name = "completions",
 	[STL_CNT_BAD_WRS].name = "bad_wrs",
+	[STL_STAT_PIN_BASE + PVDMA_CNT_HITS].name = "pin_cache_hits",
+	[STL_STAT_PIN_BASE + PVDMA_CNT_MISSES].name = "pin_cache_misses",
+	[STL_STAT_PIN_BASE + PVDMA_CNT_EVICTIONS].name = "pin_cache_evictions",
+	[STL_STAT_PIN_BASE + PVDMA_CNT_INVALIDATIONS].name =
+		"pin_cache_invalidations",
+	[STL_STAT_PIN_BASE + PVDMA_CNT_QUOTA_REFUSALS].name =
+		"pin_quota_refusals",
+	[STL_STAT_PINNED_PAGES].name = "pinned_pages",
+	[STL_STAT_CACHED_PAGES].name = "pin_cache_idle_pages",
 };
 
 struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,
 					      u32 port)
 {
-	return rdma_alloc_hw_stats_struct(stl_counter_descs, STL_NUM_COUNTERS,
+	return rdma_alloc_hw_stats_struct(stl_stat_descs, STL_NUM_STATS,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -33,9 +49,14 @@ int stl_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 
 	for (i = 0; i < STL_NUM_COUNTERS; i++)
 		stats->value[i] = atomic64_read(&sdev->cnt[i]);
-	stats->value[STL_CNT_PINNED_PAGES] =
-		atomic64_read(&sdev->acct.pinned_pages);
-	return STL_NUM_COUNTERS;
+	for (i = 0; i < PVDMA_NUM_COUNTERS; i++)
+		stats->value[STL_STAT_PIN_BASE + i] =
+			atomic64_read(&sdev->pins.cnt[i]);
+	stats->value[STL_STAT_PINNED_PAGES] =
+		atomic64_read(&sdev->pins.pinned_pages);
+	stats->value[STL_STAT_CACHED_PAGES] =
+		pvdma_cache_idle_pages(&sdev->pins);
+	return STL_NUM_STATS;
 }
 
 static struct stl_dev *stl_dev_of(struct device *dev)
@@ -62,14 +83,79 @@ static ssize_t pinned_pages_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%lld\n",
-			  (s64)atomic64_read(&stl_dev_of(dev)->acct.pinned_pages));
+			  (s64)atomic64_read(&stl_dev_of(dev)->pins.pinned_pages));
 }
 static DEVICE_ATTR_RO(pinned_pages);
+
+/*
+ * Pin limits, set by the operator: pin_quota_bytes (0: none) bounds what the
+ * device may pin; pin_cache_bytes bounds what it keeps pinned for reuse.
+ */
+static ssize_t pin_limit_show(struct device *dev, char *buf, bool quota)
+{
+	u64 q, cache;
+
+	pvdma_cache_get_limits(&stl_dev_of(dev)->pins, &q, &cache);
+	return sysfs_emit(buf, "%llu\n", quota ? q : cache);
+}
+
+static ssize_t pin_limit_store(struct device *dev, const char *buf,
+			       size_t count, bool quota)
+{
+	struct stl_dev *sdev = stl_dev_of(dev);
+	u64 val, q, cache;
+	int ret;
+
+	ret = kstrtou64(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val > (STL_MAX_MR_PAGES << PAGE_SHIFT) * STL_MAX_MR)
+		return -ERANGE;
+	pvdma_cache_get_limits(&sdev->pins, &q, &cache);
+	if (quota)
+		q = val;
+	else
+		cache = val;
+	pvdma_cache_set_limits(&sdev->pins, q, cache);
+	ibdev_info(&sdev->ibdev, "pin quota %llu bytes, pin cache %llu bytes\n",
+		   q, cache);
+	return count;
+}
+
+static ssize_t pin_quota_bytes_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	return pin_limit_show(dev, buf, true);
+}
+
+static ssize_t pin_quota_bytes_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t count)
+{
+	return pin_limit_store(dev, buf, count, true);
+}
+static DEVICE_ATTR_RW(pin_quota_bytes);
+
+static ssize_t pin_cache_bytes_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	return pin_limit_show(dev, buf, false);
+}
+
+static ssize_t pin_cache_bytes_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t count)
+{
+	return pin_limit_store(dev, buf, count, false);
+}
+static DEVICE_ATTR_RW(pin_cache_bytes);
 
 static struct attribute *stl_attrs[] = {
 	&dev_attr_stellar_abi_version.attr,
 	&dev_attr_parent.attr,
 	&dev_attr_pinned_pages.attr,
+	&dev_attr_pin_quota_bytes.attr,
+	&dev_attr_pin_cache_bytes.attr,
 	NULL,
 };
 

@@ -1,55 +1,81 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Stellar PVDMA: pin user memory when it is registered, never ahead of use,
- * and account every pinned page to the process and to the Stellar device.
+ * Stellar PVDMA: pin user memory when it is registered, never ahead of use;
+ * share and cache pins; account every pinned page to the process and to the
+ * Stellar device.
  */
 #ifndef PVDMA_H
 #define PVDMA_H
 
 #include <linux/types.h>
 #include <linux/atomic.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
 #include <linux/scatterlist.h>
 
-struct page;
-struct mm_struct;
+#include "pvdma/pvdma_range.h"
 
-/**
- * struct pvdma_acct - pinned-page accounting of one Stellar device
- * @pinned_pages: pages pinned now on behalf of the device
- * @pin_calls: registrations that pinned memory
- * @pin_failures: registrations refused (fault, limit)
- */
-struct pvdma_acct {
-	atomic64_t pinned_pages;
-	atomic64_t pin_calls;
-	atomic64_t pin_failures;
+/* Idle pinned memory a device keeps cached unless told otherwise. */
+#define PVDMA_DEFAULT_CACHE_BYTES (256ULL << 20)
+
+enum pvdma_counter {
+	PVDMA_CNT_HITS,
+	PVDMA_CNT_MISSES,
+	PVDMA_CNT_EVICTIONS,
+	PVDMA_CNT_INVALIDATIONS,
+	PVDMA_CNT_QUOTA_REFUSALS,
+	PVDMA_NUM_COUNTERS
 };
 
 /**
- * struct pvdma_pin - one pinned range of a process's memory
- * @pages: the pinned pages, in address order
- * @npages: number of entries in @pages
- * @offset: offset of the range's first byte in @pages[0]
- * @length: length of the range in bytes
- * @mm: the process memory the pages belong to (mmgrab'ed)
- * @acct: the device the pages are charged to
- * @writable: pinned for write: pages are dirtied when unpinned
- * @sgt: scatter table over @pages, for the parent's DMA mapping
+ * struct pvdma_cache - the pins of one Stellar device
+ * @lock: guards @set, @quota_pages and every entry's range and state flags;
+ *	never held while pages are pinned or a notifier is removed
+ * @set: cached and in-use ranges
+ * @quota_pages: most pages the device may pin (0: no quota)
+ * @pinned_pages: pages pinned now by the device (in use and cached)
+ * @live: entries not yet freed
+ * @wq: woken when @live drops
+ * @cnt: counters, by enum pvdma_counter
+ * @name: the device's name, for log lines
  */
-struct pvdma_pin {
-	struct page **pages;
-	unsigned long npages;
-	unsigned int offset;
-	u64 length;
-	struct mm_struct *mm;
-	struct pvdma_acct *acct;
-	bool writable;
+struct pvdma_cache {
+	struct mutex lock;
+	struct pvdma_range_set set;
+	u64 quota_pages;
+	atomic64_t pinned_pages;
+	atomic_t live;
+	wait_queue_head_t wq;
+	atomic64_t cnt[PVDMA_NUM_COUNTERS];
+	const char *name;
+};
+
+struct pvdma_entry;
+
+/**
+ * struct pvdma_map - the pinned pages behind one registration
+ * @entry: the cache entry holding the pins
+ * @sgt: scatter table over exactly the registered bytes
+ */
+struct pvdma_map {
+	struct pvdma_entry *entry;
 	struct sg_table sgt;
 };
 
-int pvdma_pin_user(struct pvdma_acct *acct, u64 start, u64 length,
-		   bool writable, struct pvdma_pin **pinp);
-void pvdma_unpin(struct pvdma_pin *pin);
+int pvdma_init(void);
+void pvdma_exit(void);
 u64 pvdma_total_pinned(void);
+
+void pvdma_cache_init(struct pvdma_cache *c, const char *name);
+void pvdma_cache_destroy(struct pvdma_cache *c);
+void pvdma_cache_set_limits(struct pvdma_cache *c, u64 quota_bytes,
+			    u64 cache_bytes);
+void pvdma_cache_get_limits(struct pvdma_cache *c, u64 *quota_bytes,
+			    u64 *cache_bytes);
+u64 pvdma_cache_idle_pages(struct pvdma_cache *c);
+
+int pvdma_map_user(struct pvdma_cache *c, u64 start, u64 length,
+		   bool writable, struct pvdma_map **mapp);
+void pvdma_unmap_user(struct pvdma_cache *c, struct pvdma_map *map);
 
 #endif /* PVDMA_H */

@@ -40,14 +40,17 @@ note() { echo "# $*"; }
 # Remember a background pid of this scenario (killed when it ends).
 bg_track() { STL_BG+=("$1"); }
 
-# Wait up to $2 whole seconds for pid $1 to exit.
+# Every wait below has a deadline in wall-clock seconds ($SECONDS), never an
+# iteration count: under TCG spawning even `sleep` or `ss` takes a while.
+
+# Wait up to $2 seconds for pid $1 to exit.
 wait_exit() {
-	local pid=$1 limit=$2 i
-	for ((i = 0; i < limit * 10; i++)); do
-		kill -0 "$pid" 2>/dev/null || return 0
+	local pid=$1 end=$((SECONDS + $2))
+	while kill -0 "$pid" 2>/dev/null; do
+		((SECONDS < end)) || return 1
 		sleep 0.1
 	done
-	! kill -0 "$pid" 2>/dev/null
+	return 0
 }
 
 # Exit status of background pid $1, which must have exited already.
@@ -57,36 +60,51 @@ exit_status() {
 	echo "$rc"
 }
 
-# Wait up to $2 s for a TCP listener on port $1 (this host).
-wait_listen() {
-	local port=$1 limit=${2:-20} i
-	for ((i = 0; i < limit * 10; i++)); do
-		[[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]] && return 0
-		sleep 0.1
+# Is there a TCP listener on port $1 of this host?  (bash builtins only)
+tcp_listening() {
+	local hex f laddr st
+	hex=$(printf '%04X' "$1")
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[[ -r $f ]] || continue
+		while read -r _ laddr _ st _; do
+			[[ $laddr == *":$hex" && $st == 0A ]] && return 0
+		done <"$f"
 	done
 	return 1
+}
+
+# Wait up to $2 s for a TCP listener on port $1 (this host); gives up
+# early (status 2) when pid $3, the would-be listener, has exited.
+wait_listen() {
+	local port=$1 end=$((SECONDS + ${2:-20})) pid=${3:-}
+	until tcp_listening "$port"; do
+		[[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null && return 2
+		((SECONDS < end)) || return 1
+		sleep 0.1
+	done
+	return 0
 }
 
 dev_exists() { [[ -e /sys/class/infiniband/$1 ]]; }
 
 # Wait up to $2 s for RDMA device $1 port 1 to be ACTIVE.
 wait_active() {
-	local dev=$1 limit=${2:-20} i
-	for ((i = 0; i < limit * 10; i++)); do
-		[[ $(rdma link show "$dev/1" 2>/dev/null) == *"state ACTIVE"* ]] && return 0
+	local dev=$1 end=$((SECONDS + ${2:-20}))
+	until [[ $(rdma link show "$dev/1" 2>/dev/null) == *"state ACTIVE"* ]]; do
+		((SECONDS < end)) || return 1
 		sleep 0.1
 	done
-	return 1
+	return 0
 }
 
 # Wait up to $2 s for device $1 to disappear.
 wait_gone() {
-	local dev=$1 limit=${2:-20} i
-	for ((i = 0; i < limit * 10; i++)); do
-		dev_exists "$dev" || return 0
+	local dev=$1 end=$((SECONDS + ${2:-20}))
+	while dev_exists "$dev"; do
+		((SECONDS < end)) || return 1
 		sleep 0.1
 	done
-	return 1
+	return 0
 }
 
 stellar_devices() {
@@ -126,12 +144,12 @@ pinned_dev() {
 
 # Wait up to $1 s for the module-wide pin count to be 0.
 wait_no_pins() {
-	local limit=${1:-10} i
-	for ((i = 0; i < limit * 10; i++)); do
-		[[ $(pinned_total) == 0 ]] && return 0
+	local end=$((SECONDS + ${1:-10}))
+	until [[ $(pinned_total) == 0 ]]; do
+		((SECONDS < end)) || return 1
 		sleep 0.1
 	done
-	return 1
+	return 0
 }
 
 # Value of counter $2 in `rdma statistic show link $1/1`, or "none".
@@ -181,7 +199,9 @@ start_server() {
 	"$@" >"$log" 2>&1 &
 	SERVER_PID=$!
 	bg_track "$SERVER_PID"
-	if ! wait_listen "$port" "$limit"; then
+	# a server that already exited (its client came and went) is judged
+	# by its exit status later
+	if ! wait_listen "$port" "$limit" "$SERVER_PID" && kill -0 "$SERVER_PID" 2>/dev/null; then
 		cat "$log"
 		why "server did not listen on port $port within $limit s: $(tail -n 2 "$log" | tr '\n' ' ')"
 		return 1

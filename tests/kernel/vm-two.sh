@@ -19,8 +19,39 @@ source tests/kernel/lib.sh
 export RDMAV_DRIVERS=$PWD/build/libstellar
 ROLE=client
 ((STL_VM_INDEX == 0)) && ROLE=server
-SERVER_WAIT=60		# s a server waits for its client to finish
-CLIENT_RETRY=90		# s a client retries connecting (> SERVER_WAIT)
+SERVER_WAIT=90		# s a server waits for its client to finish
+CLIENT_RETRY=45		# s a client retries connecting to its server
+BARRIER_PORT=18800	# + scenario number
+BARRIER_WAIT=240	# s one VM waits for the other at a barrier
+STEP=0
+
+# Both VMs meet here before each scenario, so a scenario that failed
+# quickly on one side cannot leave the two out of step: VM0 accepts one
+# TCP connection on BARRIER_PORT + STEP, VM1 connects until that works.
+barrier() {
+	local port end=$((SECONDS + BARRIER_WAIT))
+	STEP=$((STEP + 1))
+	port=$((BARRIER_PORT + STEP))
+	if [[ $ROLE == server ]]; then
+		timeout "$BARRIER_WAIT" busybox nc -l -p "$port" </dev/null >/dev/null 2>&1 ||
+			echo "# barrier $STEP: the other VM did not come within $BARRIER_WAIT s"
+	else
+		until (exec 3<>"/dev/tcp/$STL_PEER_IP/$port") 2>/dev/null; do
+			if ((SECONDS >= end)); then
+				echo "# barrier $STEP: the other VM did not come within $BARRIER_WAIT s"
+				return 0
+			fi
+			sleep 0.2
+		done
+	fi
+	return 0
+}
+
+# A scenario run by both VMs in step.
+step() {
+	barrier
+	scenario "$@"
+}
 
 s_module_loads_and_creates_stellar0() {
 	load_stellar || return 1
@@ -77,23 +108,24 @@ s_pins_released_and_rmmod_succeeds() {
 }
 
 echo "vm-two: vm$STL_VM_INDEX ($ROLE), $STL_MY_IP <-> $STL_PEER_IP, gid index $STL_GIDX"
-scenario module_loads_and_creates_stellar0 s_module_loads_and_creates_stellar0
+step module_loads_and_creates_stellar0 s_module_loads_and_creates_stellar0
 # stellar <-> stellar across hosts
-scenario rc_pingpong_stellar_to_stellar pingpong ibv_rc_pingpong stellar0 stellar0 18700 -n 200 -c
-scenario ud_pingpong_stellar_to_stellar pingpong ibv_ud_pingpong stellar0 stellar0 18701 -n 200 -s 512 -c
-scenario uc_pingpong_stellar_to_stellar pingpong ibv_uc_pingpong stellar0 stellar0 18702 -n 200 -c
+step rc_pingpong_rxe_to_rxe_link_works pingpong ibv_rc_pingpong rxe0 rxe0 18699 -n 200 -c
+step rc_pingpong_stellar_to_stellar pingpong ibv_rc_pingpong stellar0 stellar0 18700 -n 200 -c
+step ud_pingpong_stellar_to_stellar pingpong ibv_ud_pingpong stellar0 stellar0 18701 -n 200 -s 512 -c
+step uc_pingpong_stellar_to_stellar pingpong ibv_uc_pingpong stellar0 stellar0 18702 -n 200 -c
 # stellar <-> plain rxe on the other host, both ways round
-scenario rc_pingpong_stellar_to_rxe pingpong ibv_rc_pingpong stellar0 rxe0 18703 -n 200 -c
-scenario ud_pingpong_stellar_to_rxe pingpong ibv_ud_pingpong stellar0 rxe0 18704 -n 200 -s 512 -c
-scenario rc_pingpong_rxe_to_stellar pingpong ibv_rc_pingpong rxe0 stellar0 18705 -n 200 -c
-scenario ud_pingpong_rxe_to_stellar pingpong ibv_ud_pingpong rxe0 stellar0 18706 -n 200 -s 512 -c
+step rc_pingpong_stellar_to_rxe pingpong ibv_rc_pingpong stellar0 rxe0 18703 -n 200 -c
+step ud_pingpong_stellar_to_rxe pingpong ibv_ud_pingpong stellar0 rxe0 18704 -n 200 -s 512 -c
+step rc_pingpong_rxe_to_stellar pingpong ibv_rc_pingpong rxe0 stellar0 18705 -n 200 -c
+step ud_pingpong_rxe_to_stellar pingpong ibv_ud_pingpong rxe0 stellar0 18706 -n 200 -s 512 -c
 # perftest between the stellar devices of the two hosts
-scenario write_bw_stellar_to_stellar perftest ib_write_bw stellar0 stellar0 18710 -n 300 -s 65536
-scenario read_bw_stellar_to_stellar perftest ib_read_bw stellar0 stellar0 18711 -n 300 -s 65536
-scenario send_bw_stellar_to_stellar perftest ib_send_bw stellar0 stellar0 18712 -n 300 -s 65536
-scenario atomic_bw_stellar_to_stellar perftest ib_atomic_bw stellar0 stellar0 18713 -n 300
-scenario write_lat_stellar_to_stellar perftest ib_write_lat stellar0 stellar0 18714 -n 300 -s 64
-scenario send_lat_stellar_to_stellar perftest ib_send_lat stellar0 stellar0 18715 -n 300 -s 64
-scenario read_lat_stellar_to_stellar perftest ib_read_lat stellar0 stellar0 18716 -n 300 -s 64
-scenario pins_released_and_rmmod_succeeds s_pins_released_and_rmmod_succeeds
+step write_bw_stellar_to_stellar perftest ib_write_bw stellar0 stellar0 18710 -n 300 -s 65536
+step read_bw_stellar_to_stellar perftest ib_read_bw stellar0 stellar0 18711 -n 300 -s 65536
+step send_bw_stellar_to_stellar perftest ib_send_bw stellar0 stellar0 18712 -n 300 -s 65536
+step atomic_bw_stellar_to_stellar perftest ib_atomic_bw stellar0 stellar0 18713 -n 300
+step write_lat_stellar_to_stellar perftest ib_write_lat stellar0 stellar0 18714 -n 300 -s 64
+step send_lat_stellar_to_stellar perftest ib_send_lat stellar0 stellar0 18715 -n 300 -s 64
+step read_lat_stellar_to_stellar perftest ib_read_lat stellar0 stellar0 18716 -n 300 -s 64
+step pins_released_and_rmmod_succeeds s_pins_released_and_rmmod_succeeds
 finish
