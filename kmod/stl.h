@@ -30,6 +30,7 @@
 enum stl_counter {
 	STL_CNT_MR_REG,
 	STL_CNT_MR_REG_FAIL,
+	STL_CNT_MR_REUSE,
 	STL_CNT_SEND_WRS,
 	STL_CNT_RECV_WRS,
 	STL_CNT_COMPLETIONS,
@@ -163,9 +164,23 @@ static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
 }
 
 /**
+ * struct stl_fmr - a parent fast-register MR over pinned user pages
+ * @park: how the pin cache keeps it while the region is deregistered
+ * @pmr: the parent MR; its iova is the user's address
+ * @pdev: the parent device @sgt is mapped for
+ * @sgt: the pages, mapped for the parent
+ */
+struct stl_fmr {
+	struct pvdma_parked park;
+	struct ib_mr *pmr;
+	struct ib_device *pdev;
+	struct sg_table sgt;
+};
+
+/**
  * struct stl_mr - virtual MR backed by a parent fast-register MR
  * @ibmr: core object; lkey/rkey are the parent MR's
- * @pmr: parent MR
+ * @fmr: the parent MR
  * @map: the pinned pages behind it
  * @pd: owning PD
  * @iova: first address work requests may use
@@ -175,7 +190,7 @@ static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
  */
 struct stl_mr {
 	struct ib_mr ibmr;
-	struct ib_mr *pmr;
+	struct stl_fmr *fmr;
 	struct pvdma_map *map;
 	struct stl_pd *pd;
 	u64 iova;

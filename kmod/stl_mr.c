@@ -9,6 +9,11 @@
  * small parent RC QP connected to itself, one per virtual PD, created on the
  * PD's first registration (a parent accepts REG_MR only on a connected QP of
  * the MR's own PD).
+ *
+ * Deregistration invalidates the parent MR with LOCAL_INV (the keys stop
+ * working before dereg returns) and parks it with the pins in the pin cache:
+ * registering the same region again takes it back and re-validates it under
+ * a new key with one REG_MR, instead of building a new MR over the pages.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -142,12 +147,14 @@ err_teardown:
 	return ret;
 }
 
-/* Post REG_MR for @pmr and wait for its completion. */
-static int stl_pd_reg_mr(struct stl_dev *sdev, struct stl_pd *spd,
-			 struct ib_mr *pmr, int access)
+/*
+ * Post one work request on the PD's registration QP and wait for it.
+ * Context: takes spd->reg_lock.
+ */
+static int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
+			    struct ib_send_wr *wr)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(STL_REG_TIMEOUT_MS);
-	struct ib_reg_wr reg = {};
 	const struct ib_send_wr *bad;
 	struct ib_wc wc;
 	int ret, got;
@@ -157,26 +164,27 @@ static int stl_pd_reg_mr(struct stl_dev *sdev, struct stl_pd *spd,
 	if (ret)
 		goto out;
 
-	reg.wr.opcode = IB_WR_REG_MR;
-	reg.wr.send_flags = IB_SEND_SIGNALED;
-	reg.wr.wr_id = (uintptr_t)pmr;
-	reg.mr = pmr;
-	reg.key = pmr->rkey;
-	reg.access = access;
-	ret = ib_post_send(spd->reg_qp, &reg.wr, &bad);
+	wr->send_flags = IB_SEND_SIGNALED;
+	/* As in stl_post.c: let a software parent do it right here. */
+	local_bh_disable();
+	ret = ib_post_send(spd->reg_qp, wr, &bad);
+	local_bh_enable();
 	if (ret)
 		goto out_reset;
 
 	while (!(got = ib_poll_cq(spd->reg_cq, 1, &wc))) {
 		if (time_after(jiffies, deadline)) {
-			ibdev_err(&sdev->ibdev, "REG_MR timed out\n");
+			ibdev_err(&sdev->ibdev, "%s timed out\n",
+				  wr->opcode == IB_WR_REG_MR ? "REG_MR" :
+				  "LOCAL_INV");
 			ret = -ETIMEDOUT;
 			goto out_reset;
 		}
 		usleep_range(20, 100);
 	}
 	if (got < 0 || wc.status != IB_WC_SUCCESS) {
-		ibdev_warn(&sdev->ibdev, "REG_MR failed: %s\n",
+		ibdev_warn(&sdev->ibdev, "%s failed: %s\n",
+			   wr->opcode == IB_WR_REG_MR ? "REG_MR" : "LOCAL_INV",
 			   got < 0 ? "poll error" : ib_wc_status_msg(wc.status));
 		ret = -EIO;
 		goto out_reset;
@@ -191,17 +199,122 @@ out:
 	return ret;
 }
 
+/* Validate @fmr's parent MR under its current key. */
+static int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
+			    struct stl_fmr *fmr, int access)
+{
+	struct ib_reg_wr reg = {
+		.wr.opcode = IB_WR_REG_MR,
+		.mr = fmr->pmr,
+		.key = fmr->pmr->rkey,
+		.access = access & ~IB_ACCESS_RELAXED_ORDERING,
+	};
+
+	return stl_pd_post_wait(sdev, spd, &reg.wr);
+}
+
+static int stl_fmr_invalidate(struct stl_dev *sdev, struct stl_pd *spd,
+			      struct stl_fmr *fmr)
+{
+	struct ib_send_wr wr = {
+		.opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = fmr->pmr->rkey,
+	};
+
+	return stl_pd_post_wait(sdev, spd, &wr);
+}
+
+/* Free a parent MR and its mapping; also the pin cache's release hook. */
+static void stl_fmr_release(struct pvdma_parked *park)
+{
+	struct stl_fmr *fmr = container_of(park, struct stl_fmr, park);
+
+	ib_dereg_mr(fmr->pmr);
+	ib_dma_unmap_sgtable_attrs(fmr->pdev, &fmr->sgt, DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&fmr->sgt);
+	kfree(fmr);
+}
+
+/* A new parent MR over @map's pages, iova @virt_addr, not yet valid. */
+static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
+				     struct pvdma_map *map, u64 start,
+				     u64 virt_addr)
+{
+	struct stl_fmr *fmr;
+	int ret, n;
+
+	fmr = kzalloc(sizeof(*fmr), GFP_KERNEL);
+	if (!fmr)
+		return ERR_PTR(-ENOMEM);
+	fmr->pdev = sdev->pdev;
+	fmr->park.tag = spd;
+	fmr->park.start = start;
+	fmr->park.length = map->length;
+	fmr->park.release = stl_fmr_release;
+
+	ret = sg_alloc_table_from_pages(&fmr->sgt, map->pages, map->npages,
+					map->offset, map->length, GFP_KERNEL);
+	if (ret)
+		goto err_free;
+	ret = ib_dma_map_sgtable_attrs(sdev->pdev, &fmr->sgt,
+				       DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto err_free_sgt;
+	fmr->pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, map->npages);
+	if (IS_ERR(fmr->pmr)) {
+		ret = PTR_ERR(fmr->pmr);
+		goto err_unmap;
+	}
+	n = ib_map_mr_sg(fmr->pmr, fmr->sgt.sgl, fmr->sgt.nents, NULL,
+			 PAGE_SIZE);
+	if (n != fmr->sgt.nents) {
+		ret = n < 0 ? n : -EINVAL;
+		goto err_dereg;
+	}
+	fmr->pmr->iova = virt_addr;
+	fmr->pmr->length = map->length;
+	return fmr;
+
+err_dereg:
+	ib_dereg_mr(fmr->pmr);
+err_unmap:
+	ib_dma_unmap_sgtable_attrs(sdev->pdev, &fmr->sgt, DMA_BIDIRECTIONAL, 0);
+err_free_sgt:
+	sg_free_table(&fmr->sgt);
+err_free:
+	kfree(fmr);
+	return ERR_PTR(ret);
+}
+
+/*
+ * A parked parent MR for the same region: valid again under a new key.
+ * Returns false (having released it) if that fails; the caller builds anew.
+ */
+static bool stl_fmr_revive(struct stl_dev *sdev, struct stl_pd *spd,
+			   struct stl_fmr *fmr, u64 virt_addr, int access)
+{
+	if (fmr->pmr->iova == virt_addr) {
+		ib_update_fast_reg_key(fmr->pmr, ib_inc_rkey(fmr->pmr->rkey));
+		if (!stl_fmr_register(sdev, spd, fmr, access)) {
+			stl_count(sdev, STL_CNT_MR_REUSE, 1);
+			return true;
+		}
+	}
+	stl_fmr_release(&fmr->park);
+	return false;
+}
+
 struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt_addr, int access,
 			      struct ib_udata *udata)
 {
 	struct stl_dev *sdev = to_stl_dev(ibpd->device);
 	struct stl_pd *spd = to_stl_pd(ibpd);
+	struct pvdma_parked *parked;
+	struct stl_fmr *fmr = NULL;
 	struct stl_mr *smr;
-	struct ib_mr *pmr;
 	bool writable;
-	u32 npages;
-	int ret, n;
+	int ret;
 
 	if (access & ~STL_MR_ACCESS_SUPPORTED)
 		return ERR_PTR(-EOPNOTSUPP);
@@ -228,63 +341,53 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	writable = access & (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			     IB_ACCESS_REMOTE_ATOMIC);
-	ret = pvdma_map_user(&sdev->pins, start, length, writable, &smr->map);
+	ret = pvdma_map_user(&sdev->pins, start, length, writable, spd,
+			     &smr->map, &parked);
 	if (ret) {
 		stl_dbg(sdev, "pinning 0x%llx+0x%llx failed: %d\n", start,
 			length, ret);
 		goto err_free;
 	}
 
-	ret = ib_dma_map_sgtable_attrs(sdev->pdev, &smr->map->sgt,
-				       DMA_BIDIRECTIONAL, 0);
-	if (ret)
-		goto err_unpin;
-
-	npages = ((start + length - 1) >> PAGE_SHIFT) - (start >> PAGE_SHIFT) + 1;
-	pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, npages);
-	if (IS_ERR(pmr)) {
-		ret = PTR_ERR(pmr);
-		goto err_unmap;
+	if (parked) {
+		fmr = container_of(parked, struct stl_fmr, park);
+		if (!stl_fmr_revive(sdev, spd, fmr, virt_addr, access))
+			fmr = NULL;
 	}
-	n = ib_map_mr_sg(pmr, smr->map->sgt.sgl, smr->map->sgt.nents, NULL,
-			 PAGE_SIZE);
-	if (n != smr->map->sgt.nents) {
-		ret = n < 0 ? n : -EINVAL;
-		goto err_dereg;
+	if (!fmr) {
+		fmr = stl_fmr_build(sdev, spd, smr->map, start, virt_addr);
+		if (IS_ERR(fmr)) {
+			ret = PTR_ERR(fmr);
+			goto err_unmap;
+		}
+		ret = stl_fmr_register(sdev, spd, fmr, access);
+		if (ret)
+			goto err_release;
 	}
-	pmr->iova = virt_addr;
-	pmr->length = length;
 
-	ret = stl_pd_reg_mr(sdev, spd, pmr, access & ~IB_ACCESS_RELAXED_ORDERING);
-	if (ret)
-		goto err_dereg;
-
-	smr->pmr = pmr;
+	smr->fmr = fmr;
 	smr->pd = spd;
 	smr->iova = virt_addr;
 	smr->length = length;
 	smr->access = access;
-	smr->ibmr.lkey = pmr->lkey;
-	smr->ibmr.rkey = pmr->rkey;
+	smr->ibmr.lkey = fmr->pmr->lkey;
+	smr->ibmr.rkey = fmr->pmr->rkey;
 	smr->ibmr.iova = virt_addr;
 	smr->ibmr.length = length;
-	ret = xa_insert(&sdev->mrs, pmr->lkey, smr, GFP_KERNEL);
+	ret = xa_insert(&sdev->mrs, smr->ibmr.lkey, smr, GFP_KERNEL);
 	if (ret) {
 		ibdev_err(&sdev->ibdev, "lkey 0x%x already in use\n",
-			  pmr->lkey);
-		goto err_dereg;
+			  smr->ibmr.lkey);
+		goto err_release;
 	}
 
 	stl_count(sdev, STL_CNT_MR_REG, 1);
 	return &smr->ibmr;
 
-err_dereg:
-	ib_dereg_mr(pmr);
+err_release:
+	stl_fmr_release(&fmr->park);
 err_unmap:
-	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->map->sgt,
-				   DMA_BIDIRECTIONAL, 0);
-err_unpin:
-	pvdma_unmap_user(&sdev->pins, smr->map);
+	pvdma_unmap_user(&sdev->pins, smr->map, NULL);
 err_free:
 	kfree(smr);
 err_count:
@@ -297,21 +400,21 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct stl_dev *sdev = to_stl_dev(ibmr->device);
 	struct stl_mr *smr = to_stl_mr(ibmr);
-	int ret;
+	struct stl_fmr *fmr = smr->fmr;
 
 	/* First make the key unusable for new work requests... */
-	xa_erase(&sdev->mrs, smr->pmr->lkey);
-	/* ...then for the parent, which waits for requests still using it. */
-	ret = ib_dereg_mr(smr->pmr);
-	if (ret) {
-		ibdev_err(&sdev->ibdev, "parent MR 0x%x dereg failed: %d\n",
-			  smr->pmr->lkey, ret);
-		xa_store(&sdev->mrs, smr->pmr->lkey, smr, GFP_KERNEL);
-		return ret;
+	xa_erase(&sdev->mrs, ibmr->lkey);
+	/*
+	 * ...then for the parent: invalidated, the parent MR may be parked
+	 * for the next registration of the region; if that fails, freeing it
+	 * invalidates it as well.
+	 */
+	if (stl_fmr_invalidate(sdev, smr->pd, fmr)) {
+		stl_fmr_release(&fmr->park);
+		pvdma_unmap_user(&sdev->pins, smr->map, NULL);
+	} else {
+		pvdma_unmap_user(&sdev->pins, smr->map, &fmr->park);
 	}
-	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smr->map->sgt,
-				   DMA_BIDIRECTIONAL, 0);
-	pvdma_unmap_user(&sdev->pins, smr->map);
 	atomic_dec(&sdev->n_mr);
 	/* Lookups in stl_post.c may still read it: free after RCU. */
 	kfree_rcu(smr, rcu);

@@ -19,6 +19,7 @@ enum {
 static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 	[STL_CNT_MR_REG].name = "mr_registrations",
 	[STL_CNT_MR_REG_FAIL].name = "mr_registration_failures",
+	[STL_CNT_MR_REUSE].name = "mr_reuses",
 	[STL_CNT_SEND_WRS].name = "send_wrs",
 	[STL_CNT_RECV_WRS].name = "recv_wrs",
 	[STL_CNT_COMPLETIONS].name = "completions",
@@ -30,6 +31,8 @@ static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 		"pin_cache_invalidations",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_QUOTA_REFUSALS].name =
 		"pin_quota_refusals",
+	[STL_STAT_PIN_BASE + PVDMA_CNT_PARKED_REUSES].name =
+		"pin_cache_mr_reuses",
 	[STL_STAT_PINNED_PAGES].name = "pinned_pages",
 	[STL_STAT_CACHED_PAGES].name = "pin_cache_idle_pages",
 };

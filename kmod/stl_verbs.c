@@ -176,6 +176,8 @@ int stl_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct stl_dev *sdev = to_stl_dev(ibpd->device);
 	struct stl_pd *spd = to_stl_pd(ibpd);
 
+	/* Parent MRs parked with cached pins belong to the parent PD. */
+	pvdma_drop_parked(&sdev->pins, spd);
 	stl_pd_reg_teardown(spd);
 	ib_dealloc_pd(spd->ppd);
 	mutex_destroy(&spd->reg_lock);

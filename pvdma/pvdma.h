@@ -24,6 +24,7 @@ enum pvdma_counter {
 	PVDMA_CNT_EVICTIONS,
 	PVDMA_CNT_INVALIDATIONS,
 	PVDMA_CNT_QUOTA_REFUSALS,
+	PVDMA_CNT_PARKED_REUSES,
 	PVDMA_NUM_COUNTERS
 };
 
@@ -35,6 +36,8 @@ enum pvdma_counter {
  * @quota_pages: most pages the device may pin (0: no quota)
  * @pinned_pages: pages pinned now by the device (in use and cached)
  * @live: entries not yet freed
+ * @entries: every entry not yet freed, listed or not
+ * @releasing: parked objects being released outside the lock
  * @wq: woken when @live drops
  * @cnt: counters, by enum pvdma_counter
  * @name: the device's name, for log lines
@@ -45,6 +48,8 @@ struct pvdma_cache {
 	u64 quota_pages;
 	atomic64_t pinned_pages;
 	atomic_t live;
+	struct list_head entries;
+	atomic_t releasing;
 	wait_queue_head_t wq;
 	atomic64_t cnt[PVDMA_NUM_COUNTERS];
 	const char *name;
@@ -55,11 +60,38 @@ struct pvdma_entry;
 /**
  * struct pvdma_map - the pinned pages behind one registration
  * @entry: the cache entry holding the pins
- * @sgt: scatter table over exactly the registered bytes
+ * @pages: first page of the registration
+ * @npages: pages the registration touches
+ * @offset: offset of its first byte in @pages[0]
+ * @length: bytes registered
  */
 struct pvdma_map {
 	struct pvdma_entry *entry;
-	struct sg_table sgt;
+	struct page **pages;
+	unsigned long npages;
+	unsigned int offset;
+	u64 length;
+};
+
+/**
+ * struct pvdma_parked - a caller's object kept with idle pins for reuse
+ * @tag: who may take it back (for Stellar, the PD)
+ * @start: user address of the registration it was built for
+ * @length: its length
+ * @release: frees it; called without locks, in process or worker context,
+ *	before the pins it relies on are released
+ * @next: link in a list of objects being dropped
+ *
+ * Stellar parks the parent MR of a deregistered region here (invalidated,
+ * with its page list intact), so registering the same region again needs one
+ * work request instead of building a new MR.
+ */
+struct pvdma_parked {
+	const void *tag;
+	u64 start;
+	u64 length;
+	void (*release)(struct pvdma_parked *p);
+	struct pvdma_parked *next;
 };
 
 int pvdma_init(void);
@@ -75,7 +107,10 @@ void pvdma_cache_get_limits(struct pvdma_cache *c, u64 *quota_bytes,
 u64 pvdma_cache_idle_pages(struct pvdma_cache *c);
 
 int pvdma_map_user(struct pvdma_cache *c, u64 start, u64 length,
-		   bool writable, struct pvdma_map **mapp);
-void pvdma_unmap_user(struct pvdma_cache *c, struct pvdma_map *map);
+		   bool writable, const void *tag, struct pvdma_map **mapp,
+		   struct pvdma_parked **parkedp);
+void pvdma_unmap_user(struct pvdma_cache *c, struct pvdma_map *map,
+		      struct pvdma_parked *park);
+void pvdma_drop_parked(struct pvdma_cache *c, const void *tag);
 
 #endif /* PVDMA_H */

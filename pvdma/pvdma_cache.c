@@ -43,6 +43,8 @@
  * @invalidated: the mapping changed; never to be listed again
  * @dying: being freed; the notifier must not free it again
  * @doom: entry in a caller's list of entries to free outside the lock
+ * @all: entry in the cache's list of every entry
+ * @parked: an object the last user left for the next one, or NULL
  * @free_work: frees an idle entry invalidated from the notifier
  */
 struct pvdma_entry {
@@ -54,6 +56,8 @@ struct pvdma_entry {
 	bool invalidated;
 	bool dying;
 	struct list_head doom;
+	struct list_head all;
+	struct pvdma_parked *parked;
 	struct work_struct free_work;
 };
 
@@ -71,10 +75,37 @@ u64 pvdma_total_pinned(void)
 	return atomic64_read(&pvdma_pinned_total);
 }
 
+static void pvdma_release_parked(struct pvdma_cache *c,
+				 struct pvdma_parked *p)
+{
+	while (p) {
+		struct pvdma_parked *next = p->next;
+
+		p->release(p);
+		p = next;
+	}
+	if (atomic_dec_and_test(&c->releasing))
+		wake_up(&c->wq);
+}
+
 static void pvdma_entry_free(struct pvdma_entry *e)
 {
 	struct pvdma_cache *c = e->cache;
 	u64 n = pvdma_range_pages(&e->r);
+	struct pvdma_parked *p;
+
+	mutex_lock(&c->lock);
+	list_del(&e->all);
+	p = e->parked;
+	e->parked = NULL;
+	if (p) {
+		p->next = NULL;
+		atomic_inc(&c->releasing);
+	}
+	mutex_unlock(&c->lock);
+	/* What relies on the pins goes before them. */
+	if (p)
+		pvdma_release_parked(c, p);
 
 	mmu_interval_notifier_remove(&e->notifier);
 	unpin_user_pages_dirty_lock(e->pages, n, e->r.writable);
@@ -311,6 +342,7 @@ again:
 		return e;
 
 	mutex_lock(&c->lock);
+	list_add_tail(&e->all, &c->entries);
 	/* Changed while being pinned: usable now, but never cached. */
 	if (!e->invalidated)
 		pvdma_range_insert(&c->set, &e->r);
@@ -320,25 +352,16 @@ again:
 	return e;
 }
 
-static void pvdma_entry_put(struct pvdma_cache *c, struct pvdma_entry *e)
-{
-	LIST_HEAD(doomed);
-
-	mutex_lock(&c->lock);
-	if (pvdma_range_put(&c->set, &e->r))
-		pvdma_doom(e, &doomed);
-	pvdma_trim(c, 0, &doomed);
-	mutex_unlock(&c->lock);
-	pvdma_free_list(&doomed);
-}
-
 /**
  * pvdma_map_user() - pinned pages for a registration of user memory
  * @c: the device's cache
  * @start: user virtual address of the first byte
  * @length: bytes in the range; not zero
  * @writable: the device may write into the range
+ * @tag: the caller's tag for parked objects (see struct pvdma_parked)
  * @mapp: where to store the map
+ * @parkedp: set to an object parked by pvdma_unmap_user() with the same
+ *	@tag, @start and @length, now the caller's, or to NULL
  *
  * Context: process context of the process that owns the memory.
  * Return: 0, -EINVAL for an empty or wrapping range, -ENOMEM over the
@@ -347,7 +370,8 @@ static void pvdma_entry_put(struct pvdma_cache *c, struct pvdma_entry *e)
  * when the process is being killed.
  */
 int pvdma_map_user(struct pvdma_cache *c, u64 start, u64 length,
-		   bool writable, struct pvdma_map **mapp)
+		   bool writable, const void *tag, struct pvdma_map **mapp,
+		   struct pvdma_parked **parkedp)
 {
 	struct pvdma_entry *e;
 	struct pvdma_map *map;
@@ -369,17 +393,24 @@ int pvdma_map_user(struct pvdma_cache *c, u64 start, u64 length,
 		ret = PTR_ERR(e);
 		goto err_free;
 	}
-	ret = sg_alloc_table_from_pages(&map->sgt, e->pages + (first - e->r.first),
-					last - first + 1, start & ~PAGE_MASK,
-					length, GFP_KERNEL);
-	if (ret)
-		goto err_put;
 	map->entry = e;
+	map->pages = e->pages + (first - e->r.first);
+	map->npages = last - first + 1;
+	map->offset = start & ~PAGE_MASK;
+	map->length = length;
+
+	*parkedp = NULL;
+	mutex_lock(&c->lock);
+	if (e->parked && e->parked->tag == tag && e->parked->start == start &&
+	    e->parked->length == length) {
+		*parkedp = e->parked;
+		e->parked = NULL;
+		atomic64_inc(&c->cnt[PVDMA_CNT_PARKED_REUSES]);
+	}
+	mutex_unlock(&c->lock);
 	*mapp = map;
 	return 0;
 
-err_put:
-	pvdma_entry_put(c, e);
 err_free:
 	kfree(map);
 	return ret;
@@ -389,15 +420,76 @@ err_free:
  * pvdma_unmap_user() - a registration made by pvdma_map_user() is gone
  * @c: the device's cache
  * @map: the map; freed on return
+ * @park: an object to keep with the pins for the next registration of the
+ *	same range, or NULL
  *
  * The pages stay pinned while the cache keeps them.  May run in any process
  * context (for example while a device is torn down for an exited process).
+ *
+ * @park is consumed either way: kept (and released when the pins go), or,
+ * when the range is no longer cached or caching is off, released at once,
+ * before any pin it relies on.
  */
-void pvdma_unmap_user(struct pvdma_cache *c, struct pvdma_map *map)
+void pvdma_unmap_user(struct pvdma_cache *c, struct pvdma_map *map,
+		      struct pvdma_parked *park)
 {
-	sg_free_table(&map->sgt);
-	pvdma_entry_put(c, map->entry);
+	struct pvdma_entry *e = map->entry;
+	struct pvdma_parked *old = NULL;
+	LIST_HEAD(doomed);
+	bool kept = false;
+
 	kfree(map);
+	mutex_lock(&c->lock);
+	if (park && e->r.listed && c->set.max_idle_pages) {
+		old = e->parked;
+		e->parked = park;
+		kept = true;
+	}
+	if (old) {
+		old->next = NULL;
+		atomic_inc(&c->releasing);
+	}
+	if (pvdma_range_put(&c->set, &e->r))
+		pvdma_doom(e, &doomed);
+	pvdma_trim(c, 0, &doomed);
+	if (park && !kept) {
+		old = park;
+		old->next = NULL;
+		atomic_inc(&c->releasing);
+	}
+	mutex_unlock(&c->lock);
+	if (old)
+		pvdma_release_parked(c, old);
+	pvdma_free_list(&doomed);
+}
+
+/**
+ * pvdma_drop_parked() - release every object parked with a tag
+ * @c: the cache
+ * @tag: the tag (for Stellar: a PD being destroyed)
+ *
+ * Returns once every such object is released, also those an entry being
+ * freed elsewhere is releasing right now.
+ */
+void pvdma_drop_parked(struct pvdma_cache *c, const void *tag)
+{
+	struct pvdma_parked *list = NULL;
+	struct pvdma_entry *e;
+
+	mutex_lock(&c->lock);
+	list_for_each_entry(e, &c->entries, all) {
+		if (e->parked && e->parked->tag == tag) {
+			e->parked->next = list;
+			list = e->parked;
+			e->parked = NULL;
+		}
+	}
+	if (list)
+		atomic_inc(&c->releasing);
+	mutex_unlock(&c->lock);
+	if (list)
+		pvdma_release_parked(c, list);
+	wait_event(c->wq, !atomic_read(&c->releasing));
 }
 
 /**
@@ -414,6 +506,8 @@ void pvdma_cache_init(struct pvdma_cache *c, const char *name)
 	c->quota_pages = 0;
 	atomic64_set(&c->pinned_pages, 0);
 	atomic_set(&c->live, 0);
+	INIT_LIST_HEAD(&c->entries);
+	atomic_set(&c->releasing, 0);
 	init_waitqueue_head(&c->wq);
 	for (i = 0; i < PVDMA_NUM_COUNTERS; i++)
 		atomic64_set(&c->cnt[i], 0);
