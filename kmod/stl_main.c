@@ -183,6 +183,18 @@ static int stl_newlink(const char *name, struct net_device *ndev)
 	struct stl_dev *sdev;
 	int ret;
 
+	/* ib_core would say ENFILE for a taken name: say what it is. */
+	if (!strchr(name, '%')) {
+		struct ib_device *other = ib_device_get_by_name(name,
+							       RDMA_DRIVER_UNKNOWN);
+
+		if (other) {
+			ib_device_put(other);
+			pr_err("%s: an RDMA device of that name exists\n", name);
+			return -EEXIST;
+		}
+	}
+
 	pdev = stl_parent_get_by_netdev(ndev);
 	if (!pdev) {
 		pr_err("%s: netdev %s has no RDMA device to build on\n",

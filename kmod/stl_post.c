@@ -128,6 +128,8 @@ static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		if (sqp->ibqp.qp_type == IB_QPT_UD) {
+			if (!ud_wr(wr)->ah || ud_wr(wr)->ah->pd != sqp->ibqp.pd)
+				return -EINVAL;
 			pwr.ud = *ud_wr(wr);
 			pwr.ud.ah = to_stl_ah(ud_wr(wr)->ah)->pah;
 		} else {

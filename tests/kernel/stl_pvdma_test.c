@@ -101,6 +101,21 @@ static long long counter(const char *name)
 	return sysfs_read(rel);
 }
 
+/* Pages this process has pinned, as the kernel charges them (VmPin). */
+static long long vm_pin_pages(void)
+{
+	char line[256];
+	long long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %lld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb < 0 ? -1 : kb / 4;
+}
+
 /* ---- connection A <-> B ---- */
 
 static int side_open(struct side *s, const char *name)
@@ -233,7 +248,7 @@ static int registration_pins_exactly_its_pages(void)
 {
 	size_t len = 16 * PAGE;
 	char *buf = map_pages(len + PAGE, NULL);
-	long long before = pinned();
+	long long before = pinned(), vmpin = vm_pin_pages();
 	struct ibv_mr *mr;
 	int ret = 0;
 
@@ -243,6 +258,9 @@ static int registration_pins_exactly_its_pages(void)
 		return fail("reg_mr: %s", strerror(errno));
 	if (pinned() - before != 17)
 		ret = fail("pinned grew by %lld, want 17", pinned() - before);
+	else if (vm_pin_pages() - vmpin != 17)
+		ret = fail("process VmPin grew by %lld pages, want 17",
+			   vm_pin_pages() - vmpin);
 	ibv_dereg_mr(mr);
 	munmap(buf, len + PAGE);
 	return ret;

@@ -78,6 +78,20 @@ s_verbs() {
 	echo "$out" | grep -qE '^[1-9][0-9]* passed, 0 failed$' || why "no passing subtest"
 }
 
+# PVDMA: on-demand pinning, pin cache, quota, invalidation (stl_pvdma_test).
+s_pvdma() {
+	local out rc=0
+	out=$(timeout -k 5 300 build/tests/stl_pvdma_test -a stellar0 -b stellar1 \
+		-g "$STL_GIDX" 2>&1) || rc=$?
+	echo "$out"
+	((rc == 0)) || why "$(echo "$out" | grep -E '^FAIL' | head -n 3 | tr '\n' ';')"
+	echo "$out" | grep -qE '^[1-9][0-9]* passed, 0 failed$' || why "no passing subtest"
+	rdma statistic show link stellar0/1
+	rdma statistic show link stellar0/1 | grep -q 'pin_cache_hits [1-9]' ||
+		why "rdma statistic does not show the pin cache hits"
+	[[ -z $WHY ]]
+}
+
 # perftest $1 between server device $2 and client device $3 in this VM.
 perftest_local() {
 	local prog=$1 sdev=$2 cdev=$3 port=$4 rc=0 srv src
@@ -158,6 +172,7 @@ s_link_add_rejects_duplicate_name() {
 	out=$(rdma link add stellar0 type stellar netdev eth0 2>&1) || rc=$?
 	echo "rc $rc: $out"
 	((rc != 0)) || why "a second rdma link add stellar0 succeeded"
+	[[ $out == *"File exists"* ]] || why "not EEXIST: $out"
 	wait_active stellar0 2 || why "stellar0 not ACTIVE after the refused duplicate"
 	[[ $(stellar_devices | tr '\n' ' ') == "stellar0 stellar1 " ]] ||
 		why "devices now: $(stellar_devices | tr '\n' ' ')"
@@ -355,6 +370,7 @@ scenario devinfo_shows_port_active s_devinfo_shows_port_active
 scenario verbs_stellar0_to_stellar1 s_verbs stellar0 stellar1
 scenario verbs_stellar0_to_rxe0 s_verbs stellar0 rxe0
 scenario verbs_rxe0_to_stellar0_positive s_verbs rxe0 stellar0 "${POSITIVE[@]}"
+scenario pvdma_pin_cache_stellar0 s_pvdma
 scenario rc_pingpong_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18600 -n 200 -c
 scenario rc_pingpong_stellar0_rxe0 pingpong_local ibv_rc_pingpong rxe0 stellar0 18601 -n 200 -c
 scenario rc_pingpong_events_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18602 -n 200 -c -e
