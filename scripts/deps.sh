@@ -39,7 +39,7 @@ PACKAGES=(
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers
 	perftest rdmacm-utils python3-pyverbs
 	# toolchain and static checks
-	pkg-config gcc make bc sparse "linux-source-$KSRC_SERIES"
+	pkg-config gcc binutils make bc sparse "linux-source-$KSRC_SERIES"
 )
 
 log() { printf 'deps.sh: %s\n' "$*" >&2; }

@@ -14,68 +14,74 @@
 #   -o OUTDIR   where results go (default: a fresh mktemp -d, printed)
 #   -q          do not stream the serial consoles to stdout (env STL_VM_QUIET=1)
 #
-# The guest runs `bash SCRIPT ARGS` as root with the repository root as the
-# current directory.  SCRIPT and anything it uses must be visible in the
-# guest, see "Filesystem" below.  In two-VM mode both VMs run the same SCRIPT
-# and it picks its role from STL_VM_INDEX.
+# The guest runs `bash SCRIPT ARGS` as root, stdin /dev/null, with the
+# repository root as the current directory.  In two-VM mode both VMs run the
+# same SCRIPT, which picks its role from STL_VM_INDEX.
 #
 # Environment seen by SCRIPT:
 #   STL_VM_INDEX   0 or 1 (which VM this is)
 #   STL_NVMS       1 or 2
-#   STL_MY_IP      this VM's IPv4 address on eth0 (10.0.2.15 with one VM,
-#                  10.0.0.1 / 10.0.0.2 with two)
-#   STL_PEER_IP    the other VM's address (two-VM mode), empty with one VM
+#   STL_MY_IP      this VM's IPv4 address on eth0 (/24): 10.0.2.15 with one VM
+#                  (QEMU user networking), 10.0.0.1 (vm0) / 10.0.0.2 (vm1) with two
+#   STL_PEER_IP    the other VM's address (two-VM mode); empty with one VM
 #   STL_OUT        writable directory whose contents come back to the host
 #                  (OUTDIR/vmN); script.log, rc and dmesg.log also land there
 #   STL_REPO       the repository root (also the current directory)
 #   STL_NETDEV     eth0;  STL_RXE: rxe0
-#   STL_GID_INDEX  GID index of the IPv4-mapped RoCEv2 GID of rxe0 (usually 1);
-#                  perftest wants `-x $STL_GID_INDEX -F`
+#   STL_GID_INDEX  GID index of rxe0's IPv4-mapped RoCEv2 GID (1 in practice);
+#                  perftest wants `-d rxe0 -x $STL_GID_INDEX -F`
 # Before SCRIPT starts: virtio_net, rdma_rxe, ib_uverbs and rdma_ucm are
-# loaded, eth0 is up with its address, rxe0 is ACTIVE with its IPv4 GID,
-# `ulimit -l` is unlimited, the hostname is stellar-vmN (and /etc/hosts knows
-# stellar-vm0/1 in two-VM mode).
+# loaded (with their dependencies, as `modprobe --show-depends` lists them);
+# lo and eth0 are up with the address; rxe0 (on eth0) is ACTIVE and
+# has its IPv4 GID; `ulimit -l` is unlimited; the hostname is stellar-vmN (and
+# /etc/hosts knows stellar-vm0/1 in two-VM mode).
 #
 # Filesystem in the guest: the host's / exported read-only over virtio-9p,
-# with a tmpfs overlay on top (so everything is writable, but writes stay in
-# guest RAM and vanish at power-off).  /proc, /sys, /dev are the guest's own;
-# /dev/pts, /dev/shm and /run are fresh.  /tmp is NOT a tmpfs: it is the
-# host's /tmp seen through the overlay, so host files under /tmp are readable
-# in the guest (guest writes there do not reach the host).  Only what is
-# written under $STL_OUT comes back.  The host files are read at the time of
-# use: build before starting the VM.
+# with a tmpfs overlay on top: everything is writable, but writes stay in
+# guest RAM and vanish at power-off.  Host files built before the run (the
+# modules and binaries in the repository) are used in place, at the same
+# path.  /proc, /sys, /dev are the guest's own, /dev/pts, /dev/shm and /run
+# are fresh.  /tmp is NOT a tmpfs: it is the host's /tmp through the overlay,
+# so host files under /tmp are visible in the guest (guest writes there do
+# not reach the host).  Only files written under $STL_OUT come back.  The
+# root is mounted with 9p cache=loose (fast; host changes made while a VM
+# runs may not be seen) - set STL_VM_9P_CACHE=none to change that.
 #
-# Outputs (OUTDIR/vmN/): console.log (serial console, kernel + SCRIPT output),
-# script.log (SCRIPT stdout+stderr), rc (SCRIPT exit status), dmesg.log
-# (full kernel log at the end), boot_s (guest uptime when SCRIPT started),
-# job.env (the run's parameters), plus whatever SCRIPT put in $STL_OUT.
+# Outputs (OUTDIR/vmN/): console.log (serial console: kernel + SCRIPT output),
+# script.log (SCRIPT stdout+stderr), rc (SCRIPT exit status), dmesg.log (the
+# whole kernel log at the end), boot_s (guest uptime when SCRIPT started),
+# boot-steps (guest set-up timings), job.env and qemu.cmd (what was run), plus
+# whatever SCRIPT put in $STL_OUT.
 #
-# The run fails (non-zero exit, reason and the last 150 console lines of the
-# offending VM printed) when, in this order of precedence for the exit status:
-#   124   a VM ran into the timeout (hang).  Shortly before the limit the
-#         guest dumps blocked tasks and CPU backtraces (sysrq w, l) to the
-#         console, to show where it hung;
+# The run fails (exit status non-zero; the reason and the last 150 console
+# lines of the offending VM are printed) when, in this order of precedence:
+#   124   a VM ran into the timeout (hang).  15 s before the limit the guest
+#         dumps blocked tasks and CPU backtraces (sysrq w, l) to the console;
 #   N     SCRIPT exited with status N != 0;
-#   1     the kernel log shows an oops, BUG, WARNING, GPF, "Call Trace",
-#         list corruption, refcount_t error, hung task, soft/hard lockup, RCU
-#         stall, UBSAN/KASAN report or panic; or the guest never reported an
-#         exit status (failed setup, crash).  Set STL_VM_IGNORE_RE to an ERE
-#         matching kernel lines that a test provokes on purpose.
+#   1     the kernel log shows an oops, BUG, WARNING, general protection fault,
+#         "Call Trace", list corruption, refcount_t error, hung task, soft or
+#         hard lockup, RCU stall, UBSAN/KASAN report or panic; or the guest
+#         never reported an exit status (set-up failure, crash).  Set
+#         STL_VM_IGNORE_RE to an ERE matching kernel lines a test provokes on
+#         purpose.
 # With two VMs, once one VM has failed the other gets STL_VM_PEER_GRACE
-# seconds (default 30) to finish before it is stopped.
+# seconds (default 30) to finish, then it is stopped.  2 means the harness
+# itself could not run (bad usage, missing tools).
 #
-# The initramfs (static busybox + the modules needed to mount the 9p root)
-# is built once into build/vm/ and rebuilt when the kernel version changes
-# or this script is newer.  The kernel is found by scripts/kver.sh (newest
-# with headers and an image; override with KVER).
+# Other environment: KVER (kernel version; default from scripts/kver.sh),
+# STL_VM_APPEND (extra kernel command line, e.g. "dyndbg=module stellar +p").
 #
-# How it works: stage 1 (/init in the initramfs, busybox) loads virtio_pci,
-# 9pnet_virtio, 9p and overlay, mounts the host root and the overlay, moves
-# /proc /sys /dev and switch_roots into it running "bash vm.sh --guest"
-# (this very file, seen through 9p).  Stage 2 (guest_main below) mounts the
-# rest, brings up the network and rxe0, runs SCRIPT, saves the results and
-# powers off with sysrq o.  The kernel does not panic on oops; the host scans
-# the console and dmesg.log instead.
+# How it works.  Cached in build/vm/ (rebuilt when the kernel or this
+# script changes): an initramfs (static busybox, the modules needed to mount
+# the root, and a copy of this script), and the uncompressed kernel
+# (vmlinux, booted through its PVH entry point: no decompression under TCG;
+# falls back to /boot/vmlinuz when that is not possible).  Stage 1 (/init,
+# busybox) loads virtio_pci, 9pnet_virtio, 9p, overlay, mounts the host root
+# and the overlay, moves /proc /sys /dev, mounts /dev/pts /dev/shm /run and
+# the results export, and switch_roots to "bash vm.sh --guest" (stage 2,
+# guest_main below, as PID 1).  Stage 2 brings up eth0 and rxe0, runs SCRIPT,
+# saves the results and powers off with sysrq o.  The kernel does not panic
+# on oops; the host scans the console and dmesg.log instead.
 
 set -euo pipefail
 
@@ -89,29 +95,37 @@ STAGE1_MODULES=(virtio_pci 9pnet_virtio 9p overlay)
 GUEST_MODULES=(virtio_net rdma_rxe ib_uverbs rdma_ucm)
 # 9p message size: the most 9pnet_virtio accepts (125 pages).
 NINEP_MSIZE=512000
-# Where stage 2 mounts the per-VM writable export.
-GUEST_OUT=/run/stellar/out
+# Where stage 1 mounts the per-VM writable export, and stage 2's own files.
+GUEST_DIR=/run/stellar
+GUEST_OUT=$GUEST_DIR/out
 
 # Kernel log markers that fail a run (extended regular expression).  Only
 # lines carrying a printk timestamp "[    1.234567]" are considered, so that
 # SCRIPT output cannot trigger them by accident.
-KERNEL_ERROR_RE='Oops|BUG:|kernel BUG|WARNING:|cut here|general protection fault|Call Trace|list_(add|del) corruption|refcount_t|hung_task_timeout_secs|hung_task: blocked|blocked for more than|UBSAN|KASAN|Kernel panic|soft lockup|hard LOCKUP|rcu_(sched|preempt) (self-)?detected stall|detected stalls on CPUs|unable to handle'
+KERNEL_ERROR_RE='Oops|BUG:|kernel BUG|WARNING:|cut here|general protection fault|Call Trace|list_(add|del) corruption|refcount_t|blocked for more than|hung_task_timeout_secs|hung_task: blocked|UBSAN|KASAN|Kernel panic|soft lockup|hard LOCKUP|detected stall|detected stalls|unable to handle'
 
 log() { printf 'vm.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 2; }
 
+# Print the header comment (full help).
 usage() {
-	sed -n '4,/^$/s/^# \{0,1\}//p' "$SELF" | sed '$d'
+	sed -n '4,/^$/s/^# \{0,1\}//p' "$SELF"
+}
+
+usage_error() {
+	echo "usage: $(sed -n '8s/^# *//p' "$SELF")  (-h: help)" >&2
+	exit 2
 }
 
 ###########################################################################
-# Guest side (stage 2): runs as PID 1 inside the VM.
+# Guest side (stage 2): runs as PID 1 inside the VM.  Every external
+# command costs ~50-100 ms under TCG, so builtins are used where possible.
 ###########################################################################
 
 # Print a status line on the console.
 glog() { printf 'stellar-vm: %s\n' "$*"; }
 
-# Record how long set-up steps take (guest uptime), kept in boot-steps.
+# Record guest uptime at each set-up step (written to boot-steps).
 STEPS=""
 gstep() {
 	local up
@@ -126,33 +140,37 @@ guest_poweroff() {
 	sleep 60
 }
 
-# Report a setup failure (to the console and, if possible, to the host) and
-# power off without an rc file: the host counts that as a failure.
+# Report a set-up failure (on the console and in $GUEST_OUT/setup-error)
+# and power off without an rc file: the host counts that as a failure.
 guest_die() {
-	glog "SETUP FAILED: $*"
-	if mountpoint -q "$GUEST_OUT" 2>/dev/null; then
-		printf '%s\n' "$*" >"$GUEST_OUT/setup-error"
-		dmesg >"$GUEST_OUT/dmesg.log" 2>/dev/null || true
-	fi
+	trap - EXIT
+	glog "SET-UP FAILED: $*"
+	printf '%s\n' "$*" >"$GUEST_OUT/setup-error"
+	dmesg >"$GUEST_OUT/dmesg.log"
 	guest_poweroff
 }
 
-# Wait until rxe0 port 1 is ACTIVE and has the RoCEv2 GID of our IPv4
-# address; sets STL_GID_INDEX.
+# Wait until rxe0 port 1 is ACTIVE and has the RoCEv2 GID of IPv4 address
+# $1; sets STL_GID_INDEX.
 guest_wait_rxe() {
-	local ip=$1 want i f g n state
-	# IPv4-mapped IPv6 address as sysfs prints it: ...:ffff:0a00:020f
+	local ip=$1 want i f g t n state
+	local port=/sys/class/infiniband/rxe0/ports/1
+	local -a o
+	# The IPv4-mapped IPv6 address as sysfs prints it: ...:ffff:0a00:020f
 	IFS=. read -r -a o <<<"$ip"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
-		"${o[0]}" "${o[1]}" "${o[2]}" "${o[3]}")
+	printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' \
+		"${o[0]}" "${o[1]}" "${o[2]}" "${o[3]}"
 	for ((i = 0; i < 300; i++)); do
-		state=$(rdma link show rxe0/1 2>/dev/null || true)
-		if [[ $state == *"state ACTIVE"* ]]; then
-			for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do
-				read -r g <"$f" 2>/dev/null || continue
+		state=""
+		read -r state <"$port/state" 2>/dev/null
+		if [[ $state == *ACTIVE* ]]; then
+			for f in "$port"/gids/*; do
+				g="" t=""
+				read -r g <"$f" 2>/dev/null
 				[[ $g == "$want" ]] || continue
 				n=${f##*/}
-				if [[ $(cat "/sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$n" 2>/dev/null) == "RoCE v2" ]]; then
+				read -r t <"$port/gid_attrs/types/$n" 2>/dev/null
+				if [[ $t == "RoCE v2" ]]; then
 					STL_GID_INDEX=$n
 					return 0
 				fi
@@ -163,38 +181,68 @@ guest_wait_rxe() {
 	return 1
 }
 
+# Load GUEST_MODULES.  The host resolved them with `modprobe --show-depends`
+# into STL_INSMOD ("FILE [OPTIONS]" lines, dependencies first); static
+# busybox insmod runs them several times faster than modprobe under TCG.
+# modprobe remains the fallback.
+guest_load_modules() {
+	local line name
+	local -a w
+	if [[ -x /bin/busybox && ${#STL_INSMOD[@]} -gt 0 ]]; then
+		for line in "${STL_INSMOD[@]}"; do
+			read -r -a w <<<"$line"
+			name=${w[0]##*/}
+			name=${name%%.ko*}
+			[[ -d /sys/module/${name//-/_} ]] && continue
+			/bin/busybox insmod "${w[@]}" || break
+		done
+		for name in "${GUEST_MODULES[@]}"; do
+			[[ -d /sys/module/$name ]] || break
+		done
+		[[ -d /sys/module/$name ]] && return 0
+	fi
+	modprobe -a "${GUEST_MODULES[@]}"
+}
+
 # Shortly before the host's timeout, dump where the guest is stuck.
 guest_watchdog() {
 	local limit=$1 up
 	((limit > 40)) || return 0
-	up=$(cut -d. -f1 /proc/uptime)
-	((limit - 15 - up > 0)) && sleep $((limit - 15 - up))
-	glog "timeout is near: dumping blocked tasks and CPU backtraces"
+	read -r up _ </proc/uptime
+	up=${up%.*}
+	if ((limit - 15 - up > 0)); then
+		sleep $((limit - 15 - up))
+	fi
+	# The host ignores kernel errors logged after this line.
+	echo "<4>stellar-vm: timeout is near: dumping blocked tasks and CPU backtraces" >/dev/kmsg
 	echo 8 >/proc/sys/kernel/printk
 	echo w >/proc/sysrq-trigger
 	echo l >/proc/sysrq-trigger
 	sleep 2
-	dmesg >"$GUEST_OUT/dmesg.log" 2>/dev/null || true
+	dmesg >"$GUEST_OUT/dmesg.log"
 	sync
 }
 
 guest_main() {
-	local rc fifo teepid spid i
+	local rc fifo teepid spid i up
+	# PID 1 must not just exit (that panics the kernel): report instead.
+	set +e
+	trap 'guest_die "stage 2 stopped unexpectedly (line $LINENO)"' EXIT
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	export HOME=/root LANG=C.UTF-8
 	cd /
 	gstep "stage 2 started"
 
 	# Stage 1 mounted everything, the results export included.
-	[[ -r $GUEST_OUT/job.env ]] || guest_die "no job.env in the output export"
+	[[ -r $GUEST_OUT/job.env ]] || guest_die "no job.env in the results export"
+	STL_PEER_IP="" STL_INSMOD=() STL_TIMEOUT=600
 	# shellcheck source=/dev/null
 	source "$GUEST_OUT/job.env"
-
 	export STL_VM_INDEX STL_NVMS STL_MY_IP STL_PEER_IP STL_REPO
 	export STL_OUT=$GUEST_OUT STL_NETDEV=eth0 STL_RXE=rxe0
 	guest_watchdog "$STL_TIMEOUT" &
 
-	hostname "stellar-vm$STL_VM_INDEX"
+	echo "stellar-vm$STL_VM_INDEX" >/proc/sys/kernel/hostname
 	if ((STL_NVMS > 1)); then
 		for ((i = 0; i < STL_NVMS; i++)); do
 			printf '10.0.0.%d\tstellar-vm%d\n' $((i + 1)) "$i"
@@ -202,45 +250,45 @@ guest_main() {
 	fi
 	ulimit -l unlimited
 
-	gstep "hostname, watchdog"
-	modprobe -a "${GUEST_MODULES[@]}" || guest_die "modprobe ${GUEST_MODULES[*]}"
-	gstep "modprobe ${GUEST_MODULES[*]}"
-	ip link set lo up
-	ip link set eth0 up || guest_die "no eth0"
-	ip addr add "$STL_MY_IP/24" dev eth0 || guest_die "ip addr add"
+	guest_load_modules || guest_die "could not load ${GUEST_MODULES[*]}"
+	gstep "loaded ${GUEST_MODULES[*]}"
+	printf '%s\n' "link set lo up" "link set eth0 up" \
+		"addr add $STL_MY_IP/24 dev eth0" | ip -batch - ||
+		guest_die "could not configure eth0"
 	gstep "eth0 up"
 	rdma link add rxe0 type rxe netdev eth0 || guest_die "rdma link add rxe0"
-	gstep "rdma link add"
+	gstep "rdma link add rxe0"
 	guest_wait_rxe "$STL_MY_IP" ||
 		guest_die "rxe0 not ACTIVE with an IPv4 RoCEv2 GID after 30 s"
 	export STL_GID_INDEX
-	gstep "rxe0 ACTIVE with GID $STL_GID_INDEX"
+	gstep "rxe0 ACTIVE, GID index $STL_GID_INDEX"
 
 	printf '%s' "$STEPS" >"$STL_OUT/boot-steps"
-	cut -d' ' -f1 /proc/uptime >"$STL_OUT/boot_s"
-	glog "ready after $(cat "$STL_OUT/boot_s") s: running ${STL_CMD[*]}"
+	read -r up _ </proc/uptime
+	echo "$up" >"$STL_OUT/boot_s"
+	glog "ready after $up s: running ${STL_CMD[*]}"
 
 	# SCRIPT output goes through a fifo to tee (console + script.log).  The
 	# script's own exit is awaited, not EOF on the pipe: background
 	# processes it leaves behind may keep the pipe open.
-	cd "$STL_REPO"
-	fifo=/run/stellar/script.fifo
+	cd "$STL_REPO" || guest_die "no $STL_REPO in the guest"
+	fifo=$GUEST_DIR/script.fifo
 	mkfifo "$fifo"
 	tee "$STL_OUT/script.log" <"$fifo" &
 	teepid=$!
 	bash "${STL_CMD[@]}" </dev/null >"$fifo" 2>&1 &
 	spid=$!
-	rc=0
-	wait "$spid" || rc=$?
+	wait "$spid"
+	rc=$?
 	for ((i = 0; i < 20; i++)); do
 		kill -0 "$teepid" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill "$teepid" 2>/dev/null || true
+	kill "$teepid" 2>/dev/null
 	cd /
 
 	glog "script exited with status $rc"
-	dmesg >"$STL_OUT/dmesg.log" 2>/dev/null || true
+	dmesg >"$STL_OUT/dmesg.log"
 	echo "$rc" >"$STL_OUT/rc.tmp" && mv "$STL_OUT/rc.tmp" "$STL_OUT/rc"
 	guest_poweroff
 }
@@ -249,22 +297,64 @@ guest_main() {
 # Host side.
 ###########################################################################
 
-# Build (or reuse) the initramfs for kernel $KVER; prints its path.
+# Print the path of a kernel image for $KVER that QEMU boots fastest: the
+# uncompressed vmlinux (PVH entry point) cached in build/vm/, else the
+# bzImage from /boot.
+kernel_image() {
+	local bz=/boot/vmlinuz-$KVER dir=$REPO_ROOT/build/vm
+	local out=$dir/vmlinux-$KVER tmp magic off
+	local -A cmd=([xz]='xz -dc --single-stream' [gzip]='gzip -dc'
+		[zstd]='zstd -qdc')
+	local -A pat=([xz]='\xfd7zXZ\x00' [gzip]='\x1f\x8b\x08' [zstd]='\x28\xb5\x2f\xfd')
+
+	if [[ -s $out && $out -nt $bz ]]; then
+		printf '%s\n' "$out"
+		return 0
+	fi
+	if command -v readelf >/dev/null 2>&1; then
+		mkdir -p "$dir"
+		tmp=$(mktemp "$dir/.vmlinux.XXXXXX")
+		# The compressed payload starts at the first offset where a
+		# decompressor accepts the data and yields an ELF file.
+		for magic in xz zstd gzip; do
+			command -v "${cmd[$magic]%% *}" >/dev/null 2>&1 || continue
+			while read -r off; do
+				tail -c +$((off + 1)) "$bz" | ${cmd[$magic]} >"$tmp" 2>/dev/null ||
+					true
+				[[ $(head -c 4 "$tmp" | od -An -tx1 | tr -d ' ') == 7f454c46 ]] &&
+					break 2
+			done < <(LC_ALL=C grep -obUaP "${pat[$magic]}" "$bz" | cut -d: -f1 | head -n 8)
+		done
+		# PVH entry point: ELF note XEN_ELFNOTE_PHYS32_ENTRY (18).
+		if LC_ALL=C readelf -n "$tmp" 2>/dev/null |
+			grep -E 'Xen.*(0x00000012|PHYS32_ENTRY)' >/dev/null; then
+			chmod 0644 "$tmp"
+			mv -f "$tmp" "$out"
+			printf '%s\n' "$out"
+			return 0
+		fi
+		rm -f "$tmp"
+	fi
+	log "note: booting the compressed $bz (slower: no PVH vmlinux)"
+	printf '%s\n' "$bz"
+}
+
+# Build (or reuse) the initramfs for $KVER and this version of the script;
+# prints its path.
 build_initramfs() {
-	local dir=$REPO_ROOT/build/vm
-	local out=$dir/initramfs-$KVER.cpio
-	local stage m f dst n=0
+	local dir=$REPO_ROOT/build/vm hash out stage m f dst n=0
 	local -a mods=()
 
-	if [[ -s $out && $out -nt $SELF ]]; then
+	hash=$(sha256sum "$SELF" | cut -c1-12)
+	out=$dir/initramfs-$KVER-$hash.cpio
+	if [[ -s $out ]]; then
 		printf '%s\n' "$out"
 		return 0
 	fi
 	log "building $out"
-	command -v busybox >/dev/null 2>&1 || die "busybox not found (scripts/deps.sh)"
-	f=$(command -v busybox)
+	f=$(command -v busybox) || die "busybox not found (run scripts/deps.sh)"
 	if command -v readelf >/dev/null 2>&1 &&
-		readelf -l "$f" 2>/dev/null | grep -q 'program interpreter'; then
+		readelf -l "$f" 2>/dev/null | grep 'program interpreter' >/dev/null; then
 		die "$f is dynamically linked; install busybox-static"
 	fi
 
@@ -272,6 +362,7 @@ build_initramfs() {
 	stage=$(mktemp -d "$dir/.initramfs.XXXXXX")
 	mkdir -p "$stage"/{bin,dev,proc,sys,lower,rw,newroot,modules}
 	cp "$f" "$stage/bin/busybox"
+	cp "$SELF" "$stage/vm.sh"
 
 	# Module files in load order, each once.
 	for m in "${STAGE1_MODULES[@]}"; do
@@ -293,17 +384,21 @@ build_initramfs() {
 		n=$((n + 1))
 	done
 
-	# Stage 1.  $stl_self comes from the kernel command line (parameters
-	# without a dot are handed to init as environment variables).
+	# Stage 1.  The cache mode of the root is a kernel parameter
+	# (stl_9p_cache=...; parameters without a dot reach init as
+	# environment variables).
 	cat >"$stage/init" <<EOF
 #!/bin/busybox sh
-# Stellar test VM, stage 1: mount the host root read-only with a tmpfs
-# overlay and switch into it.
+# Stellar test VM, stage 1: mount the host root read-only under a tmpfs
+# overlay, plus the results export, and switch into it.
 bb=/bin/busybox
 \$bb mount -t devtmpfs dev /dev
 exec </dev/console >/dev/console 2>&1
 \$bb mount -t proc proc /proc
 \$bb mount -t sysfs sys /sys
+k=/dev/kmsg
+mark() { echo "<6>stellar-vm: stage 1: \$*" >\$k; }
+mark "started"
 fail() {
 	echo "stellar-vm: stage 1 failed: \$*"
 	echo o >/proc/sysrq-trigger
@@ -312,27 +407,33 @@ fail() {
 for m in /modules/*.ko; do
 	\$bb insmod "\$m" || fail "insmod \$m"
 done
-\$bb mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=$NINEP_MSIZE,cache=${STL_VM_9PCACHE:-none} \\
+mark "modules loaded"
+n=/newroot
+\$bb mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=$NINEP_MSIZE,cache=\${stl_9p_cache:-loose} \\
 	hostroot /lower || fail "mount the host root (9p)"
 \$bb mount -t tmpfs -o mode=0755 rw /rw || fail "mount tmpfs"
 \$bb mkdir -p /rw/upper /rw/work
 \$bb mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work \\
-	overlay /newroot || fail "mount overlay"
+	overlay \$n || fail "mount overlay"
+mark "root mounted"
 for d in dev proc sys; do
-	\$bb mount --move /\$d /newroot/\$d || fail "move /\$d"
+	\$bb mount --move /\$d \$n/\$d || fail "move /\$d"
 done
-# Fresh /dev/pts, /dev/shm (devtmpfs has neither) and /run, and the
-# per-VM writable export for results.
-\$bb mkdir -p /newroot/dev/pts /newroot/dev/shm
-\$bb mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /newroot/dev/pts ||
+k=\$n/dev/kmsg
+# Fresh /dev/pts, /dev/shm (devtmpfs has neither) and /run; the results.
+\$bb mkdir -p \$n/dev/pts \$n/dev/shm
+\$bb mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts \$n/dev/pts ||
 	fail "mount devpts"
-\$bb mount -t tmpfs -o mode=1777 shm /newroot/dev/shm || fail "mount /dev/shm"
-\$bb mount -t tmpfs -o mode=0755 run /newroot/run || fail "mount /run"
-\$bb mkdir -p /newroot$GUEST_OUT
+\$bb mount -t tmpfs -o mode=1777 shm \$n/dev/shm || fail "mount /dev/shm"
+\$bb mount -t tmpfs -o mode=0755 run \$n/run || fail "mount /run"
+\$bb mkdir -p \$n$GUEST_OUT
 \$bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=$NINEP_MSIZE \\
-	stlout /newroot$GUEST_OUT || fail "mount the output export (9p)"
-[ -f "/newroot\$stl_self" ] || fail "\$stl_self not visible in the guest"
-exec \$bb switch_root /newroot /bin/bash "\$stl_self" --guest
+	stlout \$n$GUEST_OUT || fail "mount the results export (9p)"
+# Stage 2 is the copy of vm.sh made with this initramfs.
+\$bb cp /vm.sh \$n$GUEST_DIR/vm.sh
+[ -x \$n/bin/bash ] || fail "no /bin/bash in the host root"
+mark "switching root"
+exec \$bb switch_root \$n /bin/bash $GUEST_DIR/vm.sh --guest
 fail "switch_root"
 EOF
 	chmod 0755 "$stage/init" "$stage/bin/busybox"
@@ -341,46 +442,72 @@ EOF
 		cpio -o -H newc --quiet -R 0:0) >"$stage.cpio"
 	mv -f "$stage.cpio" "$out"
 	rm -rf "$stage"
+	# Drop initramfs images of older versions of this script.
+	find "$dir" -maxdepth 1 -name 'initramfs-*.cpio' ! -newer "$out" \
+		! -name "${out##*/}" -mmin +60 -delete 2>/dev/null || true
 	printf '%s\n' "$out"
 }
 
-# Lines of FILE that are kernel messages matching KERNEL_ERROR_RE (minus
-# STL_VM_IGNORE_RE).
+# GUEST_MODULES and their dependencies as "FILE [OPTIONS]" words for a bash
+# array, in load order, each once.
+insmod_plan() {
+	local m
+	for m in "${GUEST_MODULES[@]}"; do
+		modprobe -S "$KVER" --show-depends "$m" 2>/dev/null || true
+	done | awk '$1 == "insmod" && !seen[$2]++ { $1 = ""; sub(/^ +/, ""); sub(/ +$/, ""); print }' |
+		while read -r line; do
+			printf '%q ' "$line"
+		done
+}
+
+# Kernel messages in FILE matching KERNEL_ERROR_RE (minus STL_VM_IGNORE_RE),
+# up to the guest watchdog's own dump.
 kernel_errors() {
 	local file=$1
 	[[ -f $file ]] || return 0
-	grep -aE '\[ *[0-9]+\.[0-9]{6}\] ' "$file" | grep -aE "$KERNEL_ERROR_RE" |
-		{ if [[ -n ${STL_VM_IGNORE_RE:-} ]]; then grep -avE "$STL_VM_IGNORE_RE"; else cat; fi; } ||
-		true
+	sed '/stellar-vm: timeout is near/q' "$file" |
+		grep -aE '\[ *[0-9]+\.[0-9]{6}\] ' | grep -aE "$KERNEL_ERROR_RE" |
+		if [[ -n ${STL_VM_IGNORE_RE:-} ]]; then
+			grep -avE "$STL_VM_IGNORE_RE"
+		else
+			cat
+		fi || true
 }
 
-# Is QEMU of VM $1 still running?
+# Is the QEMU of VM $1 still running?
 vm_running() { [[ ! -e $OUTDIR/vm$1/qemu.status ]]; }
 
-# Stop VM $1 (its QEMU, by the pid QEMU wrote).
+# Stop VM $1: SIGTERM to its QEMU, by the pid QEMU wrote.
 vm_stop() {
-	local pid
+	local pid=""
 	vm_running "$1" || return 0
-	pid=$(cat "$OUTDIR/vm$1/qemu.pid" 2>/dev/null) || return 0
-	[[ -n $pid ]] && kill "$pid" 2>/dev/null || true
+	pid=$(cat "$OUTDIR/vm$1/qemu.pid" 2>/dev/null) || true
+	if [[ -n $pid ]]; then
+		kill "$pid" 2>/dev/null || true
+	fi
 }
 
 cleanup() {
 	local i
-	for ((i = 0; i < NVMS; i++)); do
+	for ((i = 0; i < ${NVMS:-0}; i++)); do
 		vm_stop "$i"
 	done
-	[[ -n ${SOCKDIR:-} ]] && rm -rf "$SOCKDIR"
-	return 0
+	if [[ -n ${SOCKDIR:-} ]]; then
+		rm -rf "$SOCKDIR"
+	fi
 }
 
-# Start VM $1 in the background: QEMU under `timeout`, its console going to
-# console.log (and to stdout unless quiet).
+# Start VM $1 in the background: QEMU under `timeout`, its serial console
+# (CR and terminal escapes removed) into console.log and, unless quiet, to
+# stdout (prefixed "[vmN] " with two VMs).
 vm_start() {
 	local i=$1 dir=$OUTDIR/vm$1 net prefix=""
 	local -a qemu
+	local clean='s/\r//g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g'
 
-	((NVMS > 1)) && prefix="[vm$i] "
+	if ((NVMS > 1)); then
+		prefix="[vm$i] "
+	fi
 	if ((NVMS == 1)); then
 		net="user,id=n0"
 	elif ((i == 0)); then
@@ -393,12 +520,11 @@ vm_start() {
 		-nographic -nodefaults -no-user-config -no-reboot
 		-serial stdio
 		-m "$MEM" -smp "$SMP"
-		-kernel "${STL_VM_KERNEL:-/boot/vmlinuz-$KVER}" -initrd "$INITRAMFS"
-		-append "$CMDLINE"
+		-kernel "$KERNEL" -initrd "$INITRAMFS" -append "$CMDLINE"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$dir,mount_tag=stlout,security_model=none,multidevs=remap"
 		-netdev "$net"
-		-device "virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:0$((i + 1)),romfile="
+		-device "virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:0$((i + 1)),speed=10000,duplex=full,romfile="
 		-pidfile "$dir/qemu.pid"
 	)
 	printf '%q ' "${qemu[@]}" >"$dir/qemu.cmd"
@@ -407,53 +533,64 @@ vm_start() {
 		set +e +o pipefail
 		if [[ $QUIET == 1 ]]; then
 			timeout -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null 2>&1 |
-				sed -u 's/\r//g' >"$dir/console.log"
+				sed -u "$clean" >"$dir/console.log"
 		else
 			timeout -k 10 "$TIMEOUT" "${qemu[@]}" </dev/null 2>&1 |
-				sed -u 's/\r//g' | tee "$dir/console.log" | sed -u "s/^/$prefix/"
+				sed -u "$clean" | tee "$dir/console.log" | sed -u "s/^/$prefix/"
 		fi
 		echo "${PIPESTATUS[0]}" >"$dir/qemu.status"
 	) &
 }
 
-# Classify VM $1 after it stopped: sets REASON (empty when fine) and CODE.
+# Judge VM $1 after it stopped: sets REASON (empty when fine), CODE and
+# KERNEL_ERRS.
 vm_verdict() {
-	local i=$1 dir=$OUTDIR/vm$1 status rc errs
-	REASON="" CODE=0
+	local dir=$OUTDIR/vm$1 status rc
+	local -a why=()
+	CODE=0
 	status=$(cat "$dir/qemu.status" 2>/dev/null || echo 255)
 	rc=$(cat "$dir/rc" 2>/dev/null || true)
-	errs=$(
-		kernel_errors "$dir/console.log"
-		kernel_errors "$dir/dmesg.log"
+	KERNEL_ERRS=$(
+		{
+			kernel_errors "$dir/console.log"
+			kernel_errors "$dir/dmesg.log"
+		} | awk '!seen[$0]++'
 	)
 	if [[ $status == 124 || $status == 137 ]]; then
-		REASON="timed out after $TIMEOUT s (hang?)"
+		why+=("timed out after $TIMEOUT s (hang?)")
+		if grep -q 'stellar-vm: timeout is near' "$dir/console.log"; then
+			why+=("blocked tasks and CPU backtraces are at the end of the console log")
+		fi
 		CODE=124
 	elif [[ -e $dir/stopped-by-host ]]; then
-		REASON="stopped $PEER_GRACE s after the other VM failed"
+		why+=("stopped $PEER_GRACE s after the other VM failed")
 		CODE=1
-	elif [[ -n $rc && $rc != 0 ]]; then
-		REASON="script exited with status $rc"
-		CODE=$rc
-	elif [[ -n $errs ]]; then
-		REASON="kernel errors in the log"
-		CODE=1
-	elif [[ -z $rc ]]; then
+	fi
+	if [[ -n $rc && $rc != 0 ]]; then
+		why+=("script exited with status $rc")
+		((CODE != 0)) || CODE=$rc
+	elif [[ -z $rc && $CODE == 0 ]]; then
 		if [[ -s $dir/setup-error ]]; then
-			REASON="guest setup failed: $(cat "$dir/setup-error")"
+			why+=("guest set-up failed: $(cat "$dir/setup-error")")
 		else
-			REASON="no exit status from the guest (QEMU exit status $status; crash?)"
+			why+=("no exit status from the guest (QEMU exit status $status)")
 		fi
 		CODE=1
 	fi
-	if [[ -n $errs && $REASON != "kernel errors in the log" ]]; then
-		REASON+="; kernel errors in the log"
+	if [[ -n $KERNEL_ERRS ]]; then
+		why+=("kernel errors in the log")
+		((CODE != 0)) || CODE=1
 	fi
-	KERNEL_ERRS=$errs
+	REASON=""
+	if ((${#why[@]} > 0)); then
+		REASON=$(printf '%s; ' "${why[@]}")
+		REASON=${REASON%; }
+	fi
 }
 
 host_main() {
-	local opt i t0 t1 failed=0 first_fail_t="" now code=0 reason boot
+	local opt i w dir script running total boot
+	local t0 t1 now first_fail_t="" failed=0 code=0 reason=""
 	NVMS=${STL_VM_NVMS:-1}
 	TIMEOUT=${STL_VM_TIMEOUT:-600}
 	MEM=${STL_VM_MEM:-2048}
@@ -469,35 +606,39 @@ host_main() {
 		q) QUIET=1 ;;
 		h) usage; exit 0 ;;
 		:) die "-$OPTARG needs a value" ;;
-		*) usage >&2; exit 2 ;;
+		*) usage_error ;;
 		esac
 	done
 	shift $((OPTIND - 1))
-	[[ $# -ge 1 ]] || { usage >&2; exit 2; }
+	[[ $# -ge 1 ]] || usage_error
 	[[ $NVMS == 1 || $NVMS == 2 ]] || die "-n must be 1 or 2"
 	[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "bad timeout: $TIMEOUT"
 	[[ $MEM =~ ^[1-9][0-9]*$ ]] || die "bad memory size: $MEM"
+	[[ $PEER_GRACE =~ ^[0-9]+$ ]] || die "bad STL_VM_PEER_GRACE: $PEER_GRACE"
+	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+		die "qemu-system-x86_64 not found (run scripts/deps.sh)"
 
-	local script
-	script=$(realpath -e "$1") || die "no such script: $1"
+	script=$(realpath -e "$1" 2>/dev/null) || die "no such script: $1"
 	shift
 	[[ -f $script ]] || die "not a file: $script"
 	case $script/ in
 	/proc/* | /sys/* | /dev/* | /run/*)
 		die "$script is hidden in the guest (/proc /sys /dev /run are the guest's own)" ;;
 	esac
-	case $SELF in
-	*[[:space:]]*) die "the repository path must not contain whitespace" ;;
-	esac
 
-	KVER=$("$SCRIPT_DIR/kver.sh")
+	KVER=$("$SCRIPT_DIR/kver.sh") || exit 2
+	KERNEL=$(kernel_image)
 	INITRAMFS=$(build_initramfs)
+	INSMOD=$(insmod_plan)
 	SMP=1
-	((NVMS == 1)) && SMP=2
+	if ((NVMS == 1)); then
+		SMP=2
+	fi
 	# Console: kernel warnings (level 4) and worse, with timestamps.  No
-	# panic on oops: the host scans the log.  panic=-1 plus -no-reboot
-	# make QEMU exit at once on a panic.
-	CMDLINE="console=ttyS0 loglevel=5 printk.time=1 panic=-1 ${STL_VM_APPEND:-} stl_self=$SELF"
+	# panic on oops: the host scans the log.  panic=-1 and -no-reboot make
+	# QEMU exit at once on a panic.
+	CMDLINE="console=ttyS0 loglevel=5 printk.time=1 panic=-1 cryptomgr.notests acpi=noirq"
+	CMDLINE+=" stl_9p_cache=${STL_VM_9P_CACHE:-loose} ${STL_VM_APPEND:-}"
 
 	if [[ -z $OUTDIR ]]; then
 		OUTDIR=$(mktemp -d "${TMPDIR:-/tmp}/stellar-vm.XXXXXX")
@@ -509,16 +650,18 @@ host_main() {
 	log "kernel $KVER, $NVMS VM(s), timeout ${TIMEOUT}s, output in $OUTDIR"
 
 	if ((NVMS > 1)); then
-		SOCKDIR=$(mktemp -d /tmp/stl-net.XXXXXX)
+		# A unix socket path must be short (108 bytes): not under OUTDIR.
+		SOCKDIR=$(mktemp -d /tmp/stellar-net.XXXXXX)
 		SOCK=$SOCKDIR/sock
 	fi
 
 	for ((i = 0; i < NVMS; i++)); do
-		local dir=$OUTDIR/vm$i
+		dir=$OUTDIR/vm$i
 		mkdir -p "$dir"
-		rm -f "$dir"/{console.log,script.log,rc,rc.tmp,dmesg.log,boot_s,boot-steps,job.env,setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host}
+		rm -f "$dir"/{console.log,script.log,rc,rc.tmp,dmesg.log,boot_s,boot-steps} \
+			"$dir"/{job.env,setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host}
 		{
-			echo "# Stellar VM job (read by scripts/vm.sh --guest)"
+			echo "# Stellar VM job, read by the guest side of scripts/vm.sh"
 			printf 'STL_VM_INDEX=%d\n' "$i"
 			printf 'STL_NVMS=%d\n' "$NVMS"
 			if ((NVMS == 1)); then
@@ -529,6 +672,7 @@ host_main() {
 			fi
 			printf 'STL_REPO=%q\n' "$REPO_ROOT"
 			printf 'STL_TIMEOUT=%d\n' "$TIMEOUT"
+			printf 'STL_INSMOD=(%s)\n' "$INSMOD"
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
 		} >"$dir/job.env"
 	done
@@ -538,7 +682,6 @@ host_main() {
 		vm_start "$i"
 		if ((NVMS > 1 && i == 0)); then
 			# The client side connects at start-up: wait for the socket.
-			local w
 			for ((w = 0; w < 100; w++)); do
 				[[ -S $SOCK ]] && break
 				vm_running 0 || break
@@ -550,16 +693,16 @@ host_main() {
 
 	# Wait for all VMs; once one has failed, give the others PEER_GRACE s.
 	while :; do
-		local running=0
+		running=0
 		for ((i = 0; i < NVMS; i++)); do
 			if vm_running "$i"; then
 				running=$((running + 1))
-			elif [[ $(cat "$OUTDIR/vm$i/rc" 2>/dev/null || echo x) != 0 &&
-				-z $first_fail_t ]]; then
+			elif [[ -z $first_fail_t &&
+				$(cat "$OUTDIR/vm$i/rc" 2>/dev/null || echo none) != 0 ]]; then
 				first_fail_t=$(date +%s)
 			fi
 		done
-		((running == 0)) && break
+		((running > 0)) || break
 		if [[ -n $first_fail_t ]]; then
 			now=$(date +%s)
 			if ((now - first_fail_t >= PEER_GRACE)); then
@@ -575,13 +718,14 @@ host_main() {
 	done
 	wait
 	t1=$(date +%s.%N)
+	total=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 
-	# Verdict: the first VM with the highest-precedence failure decides.
+	# Verdict.  Exit status precedence: timeout, script status, 1.
 	for ((i = 0; i < NVMS; i++)); do
 		vm_verdict "$i"
 		boot=$(cat "$OUTDIR/vm$i/boot_s" 2>/dev/null || echo "?")
 		if [[ -z $REASON ]]; then
-			log "vm$i: OK (script rc 0, ready after ${boot}s of guest uptime)"
+			log "vm$i: OK (script exit status 0; ready ${boot}s after boot)"
 			continue
 		fi
 		failed=1
@@ -596,16 +740,14 @@ host_main() {
 		if ((code == 0)) || { ((CODE == 124)) && ((code != 124)); } ||
 			{ ((code == 1)) && ((CODE != 1)); }; then
 			code=$CODE
-			reason=$REASON
+			reason="vm$i: $REASON"
 		fi
 	done
-	local total
-	total=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 	if ((failed)); then
-		log "FAIL ($reason), exit $code, ${total}s, output in $OUTDIR"
+		log "FAIL ($reason): exit $code after ${total}s; output in $OUTDIR"
 		exit "$code"
 	fi
-	log "PASS in ${total}s, output in $OUTDIR"
+	log "PASS after ${total}s; output in $OUTDIR"
 }
 
 if [[ ${1:-} == --guest ]]; then
