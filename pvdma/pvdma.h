@@ -38,7 +38,6 @@ enum pvdma_counter {
  * @live: entries not yet freed
  * @entries: every entry not yet freed, listed or not
  * @releasing: parked objects being released outside the lock
- * @wq: woken when @live drops
  * @cnt: counters, by enum pvdma_counter
  * @name: the device's name, for log lines
  */
@@ -50,7 +49,6 @@ struct pvdma_cache {
 	atomic_t live;
 	struct list_head entries;
 	atomic_t releasing;
-	wait_queue_head_t wq;
 	atomic64_t cnt[PVDMA_NUM_COUNTERS];
 	const char *name;
 };

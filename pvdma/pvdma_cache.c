@@ -64,6 +64,12 @@ struct pvdma_entry {
 /* Pages pinned by the whole module now; must read 0 once all is released. */
 static atomic64_t pvdma_pinned_total = ATOMIC64_INIT(0);
 static struct workqueue_struct *pvdma_wq;
+/*
+ * Woken when a cache's live or releasing count drops.  Module-wide, not per
+ * cache: a waiter may free the cache as soon as it sees the count at zero,
+ * before the waker has returned from wake_up().
+ */
+static DECLARE_WAIT_QUEUE_HEAD(pvdma_waitq);
 
 /**
  * pvdma_total_pinned() - pages pinned by every Stellar device together
@@ -85,7 +91,7 @@ static void pvdma_release_parked(struct pvdma_cache *c,
 		p = next;
 	}
 	if (atomic_dec_and_test(&c->releasing))
-		wake_up(&c->wq);
+		wake_up(&pvdma_waitq);
 }
 
 static void pvdma_entry_free(struct pvdma_entry *e)
@@ -116,7 +122,7 @@ static void pvdma_entry_free(struct pvdma_entry *e)
 	kvfree(e->pages);
 	kfree(e);
 	if (atomic_dec_and_test(&c->live))
-		wake_up(&c->wq);
+		wake_up(&pvdma_waitq);
 }
 
 static void pvdma_entry_free_work(struct work_struct *work)
@@ -489,7 +495,7 @@ void pvdma_drop_parked(struct pvdma_cache *c, const void *tag)
 	mutex_unlock(&c->lock);
 	if (list)
 		pvdma_release_parked(c, list);
-	wait_event(c->wq, !atomic_read(&c->releasing));
+	wait_event(pvdma_waitq, !atomic_read(&c->releasing));
 }
 
 /**
@@ -508,7 +514,6 @@ void pvdma_cache_init(struct pvdma_cache *c, const char *name)
 	atomic_set(&c->live, 0);
 	INIT_LIST_HEAD(&c->entries);
 	atomic_set(&c->releasing, 0);
-	init_waitqueue_head(&c->wq);
 	for (i = 0; i < PVDMA_NUM_COUNTERS; i++)
 		atomic64_set(&c->cnt[i], 0);
 	c->name = name;
@@ -528,7 +533,7 @@ void pvdma_cache_destroy(struct pvdma_cache *c)
 	pvdma_trim(c, U64_MAX, &doomed);
 	mutex_unlock(&c->lock);
 	pvdma_free_list(&doomed);
-	wait_event(c->wq, !atomic_read(&c->live));
+	wait_event(pvdma_waitq, !atomic_read(&c->live));
 	mutex_destroy(&c->lock);
 }
 

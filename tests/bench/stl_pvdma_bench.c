@@ -24,6 +24,8 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "stl_tlib.h"
+
 static int gid_index = 1;
 
 static double now_ms(void)
@@ -42,14 +44,8 @@ static void die(const char *what)
 
 static struct ibv_context *open_dev(const char *name)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
+	struct ibv_context *ctx = tlib_open_device(name);
 
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
 	if (!ctx)
 		die(name);
 	return ctx;
@@ -85,41 +81,16 @@ static void end_open(struct end *e, const char *dev)
 
 static void end_connect(struct end *e, const struct end *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	struct tlib_rc_peer p = {
+		.qpn = peer->qp->qp_num, .gid = peer->gid,
+		.sgid_index = gid_index, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE,
 	};
+	const char *step;
 
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("init");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		die("rtr");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 1;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		die("rts");
+	errno = tlib_rc_connect(e->qp, &p, &step);
+	if (errno)
+		die(step);
 }
 
 static int bench_start(const char *dev, const char *peer_dev, size_t mem,

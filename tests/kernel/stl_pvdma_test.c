@@ -27,6 +27,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "stl_tlib.h"
+
 #define PAGE 4096UL
 
 static const char *dev_a = "stellar0", *dev_b = "stellar1", *only;
@@ -120,19 +122,14 @@ static long long vm_pin_pages(void)
 
 static int side_open(struct side *s, const char *name)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.sq_sig_all = 1,
 	};
-	int i;
 
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			s->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	s->ctx = tlib_open_device(name);
 	if (!s->ctx)
 		return fail("cannot open %s", name);
 	s->pd = ibv_alloc_pd(s->ctx);
@@ -151,43 +148,15 @@ static int side_open(struct side *s, const char *name)
 
 static int qp_connect(struct side *s, const struct side *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+	struct tlib_rc_peer p = {
+		.qpn = peer->qp->qp_num, .gid = peer->gid,
+		.sgid_index = gid_index, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 	};
+	const char *step;
+	int ret = tlib_rc_connect(s->qp, &p, &step);
 
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return fail("INIT: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return fail("RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 1;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		return fail("RTS: %s", strerror(errno));
-	return 0;
+	return ret ? fail("%s: %s", step, strerror(ret)) : 0;
 }
 
 /* B writes @len bytes of @src into A's (addr, rkey) and waits for it. */

@@ -16,6 +16,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <infiniband/verbs.h>
+
+#include "stl_tlib.h"
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,17 +59,10 @@ static int die_setup(const char *what, const char *dev)
 
 static int open_dev(struct dev *d, size_t len)
 {
-	struct ibv_device **list;
 	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
 				       .cap = { 16, 16, 1, 1, 0 } };
-	int n;
 
-	list = ibv_get_device_list(&n);
-	for (int i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), d->name))
-			d->ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
+	d->ctx = tlib_open_device(d->name);
 	if (!d->ctx)
 		return die_setup("ibv_open_device", d->name);
 	if (ibv_query_port(d->ctx, 1, &d->port) ||
@@ -97,40 +92,16 @@ static int open_dev(struct dev *d, size_t len)
 
 static int connect_qp(struct dev *d, struct dev *peer)
 {
-	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				  .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
-	enum ibv_mtu mtu = d->port.active_mtu < peer->port.active_mtu ?
-			   d->port.active_mtu : peer->port.active_mtu;
+	struct tlib_rc_peer p = {
+		.qpn = peer->qp->qp_num, .gid = peer->gid,
+		.sgid_index = gid_index, .access = IBV_ACCESS_REMOTE_WRITE,
+		.mtu = d->port.active_mtu < peer->port.active_mtu ?
+		       d->port.active_mtu : peer->port.active_mtu,
+	};
+	const char *step;
 
-	if (ibv_modify_qp(d->qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return die_setup("modify_qp INIT", d->name);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_RTR;
-	at.path_mtu = mtu;
-	at.dest_qp_num = peer->qp->qp_num;
-	at.max_dest_rd_atomic = 1;
-	at.min_rnr_timer = 12;
-	at.ah_attr.is_global = 1;
-	at.ah_attr.grh.dgid = peer->gid;
-	at.ah_attr.grh.sgid_index = gid_index;
-	at.ah_attr.grh.hop_limit = 64;
-	at.ah_attr.port_num = 1;
-	if (ibv_modify_qp(d->qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return die_setup("modify_qp RTR", d->name);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_RTS;
-	at.timeout = 12;
-	at.retry_cnt = 3;
-	at.rnr_retry = 3;
-	at.max_rd_atomic = 1;
-	if (ibv_modify_qp(d->qp, &at, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
-		return die_setup("modify_qp RTS", d->name);
-	return 0;
+	errno = tlib_rc_connect(d->qp, &p, &step);
+	return errno ? die_setup(step, d->name) : 0;
 }
 
 /* A pending async event (device fatal, port error, ...) ends the run. */

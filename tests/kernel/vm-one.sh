@@ -78,6 +78,14 @@ s_verbs() {
 	echo "$out" | grep -qE '^[1-9][0-9]* passed, 0 failed$' || why "no passing subtest"
 }
 
+# The provider's own smoke test: a plain verbs program on stellar0.
+s_provider_smoke() {
+	local out rc=0
+	out=$(timeout -k 5 120 build/userlib/verbs_smoke stellar0 "$STL_GIDX" 2>&1) || rc=$?
+	echo "$out"
+	((rc == 0)) || why "verbs_smoke exited $rc: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+}
+
 # PVDMA: on-demand pinning, pin cache, quota, invalidation (stl_pvdma_test).
 s_pvdma() {
 	local out rc=0
@@ -370,6 +378,7 @@ scenario devinfo_shows_port_active s_devinfo_shows_port_active
 scenario verbs_stellar0_to_stellar1 s_verbs stellar0 stellar1
 scenario verbs_stellar0_to_rxe0 s_verbs stellar0 rxe0
 scenario verbs_rxe0_to_stellar0_positive s_verbs rxe0 stellar0 "${POSITIVE[@]}"
+scenario provider_smoke_stellar0 s_provider_smoke
 scenario pvdma_pin_cache_stellar0 s_pvdma
 scenario rc_pingpong_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18600 -n 200 -c
 scenario rc_pingpong_stellar0_rxe0 pingpong_local ibv_rc_pingpong rxe0 stellar0 18601 -n 200 -c
