@@ -327,7 +327,7 @@ kernel_image() {
 		done
 		# PVH entry point: ELF note XEN_ELFNOTE_PHYS32_ENTRY (18).
 		if LC_ALL=C readelf -n "$tmp" 2>/dev/null |
-			grep -E 'Xen.*(0x00000012|PHYS32_ENTRY)' >/dev/null; then
+			grep -E 'Xen.*(type: \(0x00000012\)|PHYS32_ENTRY)' >/dev/null; then
 			chmod 0644 "$tmp"
 			mv -f "$tmp" "$out"
 			printf '%s\n' "$out"
@@ -401,7 +401,7 @@ mark() { echo "<6>stellar-vm: stage 1: \$*" >\$k; }
 mark "started"
 fail() {
 	echo "stellar-vm: stage 1 failed: \$*"
-	echo o >/proc/sysrq-trigger
+	echo o >/proc/sysrq-trigger || echo o >/newroot/proc/sysrq-trigger
 	\$bb sleep 60
 }
 for m in /modules/*.ko; do
@@ -444,7 +444,7 @@ EOF
 	rm -rf "$stage"
 	# Drop initramfs images of older versions of this script.
 	find "$dir" -maxdepth 1 -name 'initramfs-*.cpio' ! -newer "$out" \
-		! -name "${out##*/}" -mmin +60 -delete 2>/dev/null || true
+		! -name "${out##*/}" -mmin +10 -delete 2>/dev/null || true
 	printf '%s\n' "$out"
 }
 
