@@ -124,6 +124,11 @@ static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
 	struct ib_sge inline_sge;
 	int need = 0, ret;
 
+	/* Nothing but the public flags may reach the parent's kernel QP. */
+	if (wr->send_flags & ~(IB_SEND_FENCE | IB_SEND_SIGNALED |
+			       IB_SEND_SOLICITED | IB_SEND_INLINE))
+		return -EINVAL;
+
 	switch (wr->opcode) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:

@@ -1589,6 +1589,18 @@ static int t_post_send_rejects_unknown_lkey(void)
 					 n.msrc->lkey ^ 0x5a5a00);
 }
 
+static int t_post_send_rejects_non_public_send_flags(void)
+{
+	struct neg n;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr;
+
+	TRY(neg_open(&n, NULL));
+	neg_write_wr(&n, &wr, &sge, (uintptr_t)n.src, 64, n.msrc->lkey);
+	wr.send_flags |= IBV_SEND_IP_CSUM;	/* raw-packet only */
+	return neg_expect_send_rejected(&n, &wr);
+}
+
 static int t_post_send_rejects_sge_past_mr_end(void)
 {
 	struct neg n;
@@ -2197,6 +2209,7 @@ static const struct test tests[] = {
 	/* negative: Stellar's promised error semantics */
 	T(post_send_rejects_lkey_of_other_pd),
 	T(post_send_rejects_unknown_lkey),
+	T(post_send_rejects_non_public_send_flags),
 	T(post_send_rejects_sge_past_mr_end),
 	T(post_send_rejects_sge_before_mr_start),
 	T(post_send_rejects_send_sge_past_mr_end),
