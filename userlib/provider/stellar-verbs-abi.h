@@ -125,6 +125,12 @@ struct verbs_mr {
 
 struct verbs_xrcd;
 
+/* verbs_qp.comp_mask bits; ibv_qp_to_qp_ex() answers only with VERBS_QP_EX. */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
 /* ibv_qp_to_qp_ex() reads comp_mask behind every ibv_qp. */
 struct verbs_qp {
 	union {
@@ -304,6 +310,30 @@ STELLAR_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port);
 STELLAR_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 STELLAR_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 
+/*
+ * Extended write commands (kern-abi.h DECLARE_CMD_EX): both headers, then
+ * the kernel's request struct.  Only ibv_cmd_create_cq_ex() takes one, and
+ * it sends it only if the kernel lacks the ioctl CQ_CREATE method.
+ */
+struct ex_hdr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex_hdr;
+};
+
+#define STELLAR_DECLARE_CMD_EX(name, kabi)                                     \
+	struct name {                                                          \
+		struct ex_hdr hdr;                                             \
+		struct kabi core;                                              \
+	};                                                                     \
+	_Static_assert(offsetof(struct name, core) ==                          \
+			       sizeof(struct ex_hdr) &&                        \
+		       sizeof(struct name) ==                                  \
+			       sizeof(struct ex_hdr) + sizeof(struct kabi) &&  \
+		       sizeof(struct name) % 8 == 0,                           \
+		       "layout of " #name)
+
+STELLAR_DECLARE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
+
 /* ------------------------------------------------------------------ */
 /* libibverbs functions exported at IBVERBS_PRIVATE_34                  */
 /* ------------------------------------------------------------------ */
@@ -353,6 +383,12 @@ int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
 		      size_t resp_size);
+int ibv_cmd_create_cq_ex(struct ibv_context *context,
+			 const struct ibv_cq_init_attr_ex *cq_attr,
+			 struct verbs_cq *cq, struct ibv_create_cq_ex *cmd,
+			 size_t cmd_size,
+			 struct ib_uverbs_ex_create_cq_resp *resp,
+			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
 int ibv_cmd_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
@@ -361,6 +397,15 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr,
 		      struct ibv_create_qp *cmd, size_t cmd_size,
 		      struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
+/*
+ * Accepts comp_mask PD | XRCD | SEND_OPS_FLAGS only (EINVAL otherwise);
+ * resets qp->comp_mask, so VERBS_QP_EX is set after it returns.
+ */
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
@@ -397,6 +442,25 @@ STELLAR_CHECK_OFFSET(verbs_qp, qp, 0);
 STELLAR_CHECK_OFFSET(verbs_qp, qp_ex.qp_base, 0);
 STELLAR_CHECK_OFFSET(verbs_cq, cq, 0);
 STELLAR_CHECK_OFFSET(verbs_cq, cq_ex, 0);
+STELLAR_CHECK_OFFSET(verbs_qp, comp_mask, sizeof(struct ibv_qp_ex));
+_Static_assert(sizeof(struct verbs_cq) == sizeof(struct ibv_cq_ex),
+	       "verbs_cq is the larger of ibv_cq and ibv_cq_ex");
+
+/* ibv_cq_ex_to_cq() is a cast: ibv_cq_ex must begin with ibv_cq's fields. */
+#define STELLAR_CHECK_CQ_EX(member)                                            \
+	_Static_assert(offsetof(struct ibv_cq, member) ==                      \
+			       offsetof(struct ibv_cq_ex, member),             \
+		       "ibv_cq_ex." #member " overlays ibv_cq." #member)
+STELLAR_CHECK_CQ_EX(context);
+STELLAR_CHECK_CQ_EX(channel);
+STELLAR_CHECK_CQ_EX(cq_context);
+STELLAR_CHECK_CQ_EX(handle);
+STELLAR_CHECK_CQ_EX(cqe);
+STELLAR_CHECK_CQ_EX(mutex);
+STELLAR_CHECK_CQ_EX(cond);
+STELLAR_CHECK_CQ_EX(comp_events_completed);
+STELLAR_CHECK_CQ_EX(async_events_completed);
+#undef STELLAR_CHECK_CQ_EX
 
 #if defined(__x86_64__) && defined(__LP64__)
 STELLAR_CHECK_SIZE(ibv_device, 664);
@@ -450,6 +514,11 @@ STELLAR_CHECK_OFFSET(verbs_mr, mr_type, 48);
 STELLAR_CHECK_OFFSET(verbs_mr, access, 52);
 
 STELLAR_CHECK_SIZE(verbs_qp, 368);
+STELLAR_CHECK_OFFSET(verbs_qp, comp_mask, 352);
+STELLAR_CHECK_OFFSET(verbs_qp, xrcd, 360);
+STELLAR_CHECK_SIZE(verbs_cq, 288);
+STELLAR_CHECK_SIZE(ex_hdr, 24);
+STELLAR_CHECK_SIZE(ibv_create_cq_ex, 56);
 STELLAR_CHECK_SIZE(verbs_context_ops, 608);
 #endif
 

@@ -104,6 +104,10 @@ step "ibv_rc_pingpong on stellar0"
 pingpong ibv_rc_pingpong 18515 -d stellar0 -g "$gid" -n 200 && pass "rc_pingpong stellar0" ||
 	fail "rc_pingpong stellar0"
 
+step "ibv_rc_pingpong -N (ibv_create_qp_ex + ibv_wr_* send API) on stellar0"
+pingpong ibv_rc_pingpong 18519 -d stellar0 -g "$gid" -n 200 -N && pass "rc_pingpong -N stellar0" ||
+	fail "rc_pingpong -N stellar0"
+
 step "ibv_uc_pingpong on stellar0"
 pingpong ibv_uc_pingpong 18516 -d stellar0 -g "$gid" -n 200 && pass "uc_pingpong stellar0" ||
 	fail "uc_pingpong stellar0"
