@@ -8,9 +8,10 @@
  * stellar_alloc_ucontext_resp so that provider and module can refuse each
  * other when their Stellar ABI versions differ.
  *
- * The extended verbs (ibv_create_cq_ex's polling callbacks, ibv_create_qp_ex's
- * ibv_wr_* builder) are part of this provider in userspace on top of the same POLL_CQ and
- * POST_SEND commands: the module knows only the legacy data path.
+ * The extended verbs (ibv_create_cq_ex's polling callbacks in stellar_cq.c,
+ * ibv_create_qp_ex's ibv_wr_* builder in stellar_qp.c) are built in userspace
+ * on the same POLL_CQ and POST_SEND commands: the module knows only the
+ * legacy data path.
  *
  * Devices are recognised by the stellar_abi_version attribute that
  * stellar.ko puts in the device's sysfs directory, never by their name:
