@@ -117,6 +117,21 @@ static inline struct stl_ah *to_stl_ah(struct ib_ah *ibah)
 }
 
 /**
+ * struct stl_cq_qref - how a CQ's completions name a QP
+ * @stub: what completions carry in wc->qp; ib_uverbs reads only its qp_num.
+ *	It lives as long as the CQ (recycled for later QPs), so a completion
+ *	still being copied out while its QP is destroyed never points at
+ *	freed memory
+ * @entry: in the CQ's list of refs
+ * @busy: a live QP uses it
+ */
+struct stl_cq_qref {
+	struct ib_qp stub;
+	struct list_head entry;
+	bool busy;
+};
+
+/**
  * struct stl_cq - virtual CQ
  * @ibcq: core object
  * @pcq: parent CQ
@@ -126,6 +141,8 @@ static inline struct stl_ah *to_stl_ah(struct ib_ah *ibah)
  * @ring_size: capacity of @ring
  * @ring_head: first entry in @ring
  * @ring_count: number of entries in @ring
+ * @dying: a parent QP being destroyed: its completions are dropped unread
+ * @qrefs: every struct stl_cq_qref of this CQ
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -135,6 +152,8 @@ struct stl_cq {
 	u32 ring_size;
 	u32 ring_head;
 	u32 ring_count;
+	struct ib_qp *dying;
+	struct list_head qrefs;
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
@@ -146,6 +165,8 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  * struct stl_qp - virtual QP
  * @ibqp: core object (qp_num is the parent QP's number)
  * @pqp: parent QP
+ * @sref: how the send CQ's completions name this QP
+ * @rref: how the receive CQ's completions name it (@sref if the same CQ)
  * @max_send_sge: most SGEs of a send WR, checked at post time
  * @max_recv_sge: most SGEs of a receive WR
  * @max_inline: most bytes of inline data of a send WR
@@ -153,6 +174,8 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
 struct stl_qp {
 	struct ib_qp ibqp;
 	struct ib_qp *pqp;
+	struct stl_cq_qref *sref;
+	struct stl_cq_qref *rref;
 	u32 max_send_sge;
 	u32 max_recv_sge;
 	u32 max_inline;
@@ -169,12 +192,14 @@ static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
  * @pmr: the parent MR; its iova is the user's address
  * @pdev: the parent device @sgt is mapped for
  * @sgt: the pages, mapped for the parent
+ * @revivals: times it was parked and registered again under a new key
  */
 struct stl_fmr {
 	struct pvdma_parked park;
 	struct ib_mr *pmr;
 	struct ib_device *pdev;
 	struct sg_table sgt;
+	unsigned int revivals;
 };
 
 /**
@@ -242,7 +267,10 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
-void stl_cq_drain_qp(struct stl_cq *scq, struct ib_qp *dead_pqp);
+struct stl_cq_qref *stl_cq_qref_get(struct stl_cq *scq);
+void stl_cq_qref_put(struct stl_cq *scq, struct stl_cq_qref *ref);
+void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp);
+void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref);
 
 /* stl_qp.c */
 int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

@@ -6,9 +6,11 @@
  * handed over with the virtual QP in wc->qp.  The parent's completion and
  * error events are raised on the virtual CQ, so completion channels work.
  *
- * A parent completion names its QP by pointer only.  Before a parent QP is
- * freed, the CQs it used are drained into a small ring (dropping the dying
- * QP's entries), so no completion ever names a freed QP.
+ * A parent completion names its QP by pointer only.  While a parent QP is
+ * destroyed, its CQs drop its completions unread, and once it is gone they
+ * are drained into a small ring (dropping its entries), so no completion is
+ * ever read through a freed parent QP.  Completions handed to the user name
+ * their QP through a per-CQ stub (struct stl_cq_qref) that outlives the QP.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -60,6 +62,7 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&scq->lock);
+	INIT_LIST_HEAD(&scq->qrefs);
 	pattr.cqe = attr->cqe;
 	pattr.comp_vector = attr->comp_vector %
 			    max(sdev->pdev->num_comp_vectors, 1);
@@ -89,20 +92,106 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct stl_dev *sdev = to_stl_dev(ibcq->device);
 	struct stl_cq *scq = to_stl_cq(ibcq);
+	struct stl_cq_qref *ref, *tmp;
 
 	ib_destroy_cq(scq->pcq);
 	kvfree(scq->ring);
+	/* No poll can be running: ib_uverbs holds the CQ while it polls. */
+	list_for_each_entry_safe(ref, tmp, &scq->qrefs, entry)
+		kfree(ref);
 	atomic_dec(&sdev->n_cq);
 	return 0;
 }
 
-/* Parent completion -> virtual: the QP becomes ours. */
-static void stl_wc_translate(struct ib_wc *wc)
+/**
+ * stl_cq_qref_get() - a stub for a new QP's completions on @scq
+ * @scq: the CQ
+ *
+ * Return: a stub (qp_num to be set by the caller), or NULL without memory.
+ */
+struct stl_cq_qref *stl_cq_qref_get(struct stl_cq *scq)
 {
-	struct stl_qp *sqp = wc->qp->qp_context;
+	struct stl_cq_qref *ref, *fresh;
+	unsigned long flags;
 
-	wc->qp = &sqp->ibqp;
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	spin_lock_irqsave(&scq->lock, flags);
+	list_for_each_entry(ref, &scq->qrefs, entry) {
+		if (!ref->busy) {
+			ref->busy = true;
+			spin_unlock_irqrestore(&scq->lock, flags);
+			kfree(fresh);
+			return ref;
+		}
+	}
+	if (fresh) {
+		fresh->busy = true;
+		list_add_tail(&fresh->entry, &scq->qrefs);
+	}
+	spin_unlock_irqrestore(&scq->lock, flags);
+	return fresh;
+}
+
+/**
+ * stl_cq_qref_put() - a QP no longer uses its stub on @scq
+ * @scq: the CQ
+ * @ref: the stub; kept for a later QP, freed with the CQ
+ */
+void stl_cq_qref_put(struct stl_cq *scq, struct stl_cq_qref *ref)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	ref->busy = false;
+	spin_unlock_irqrestore(&scq->lock, flags);
+}
+
+/**
+ * stl_cq_mark_dying() - drop a parent QP's completions from now on
+ * @scq: a CQ the QP uses
+ * @pqp: the parent QP about to be destroyed
+ *
+ * Context: holds sdev->qp_lifecycle; stl_cq_drain_qp() ends the mark.
+ */
+void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	scq->dying = pqp;
+	spin_unlock_irqrestore(&scq->lock, flags);
+}
+
+/*
+ * Parent completion -> virtual, in place: the QP becomes our stub for it.
+ * Returns false for a completion of the dying QP (not to be read further).
+ * Context: scq->lock held.
+ */
+static bool stl_wc_translate(struct stl_cq *scq, struct ib_wc *wc)
+{
+	struct stl_qp *sqp;
+
+	if (wc->qp == scq->dying)
+		return false;
+	sqp = wc->qp->qp_context;
+	wc->qp = &(sqp->ibqp.send_cq == &scq->ibcq ? sqp->sref : sqp->rref)->stub;
 	wc->port_num = 1;
+	return true;
+}
+
+/* Poll up to @num parent completions into @wc, translated; returns count. */
+static int stl_cq_poll_parent(struct stl_cq *scq, int num, struct ib_wc *wc)
+{
+	int got, i, kept = 0;
+
+	got = ib_poll_cq(scq->pcq, num, wc);
+	for (i = 0; i < got; i++) {
+		if (i != kept)
+			wc[kept] = wc[i];
+		if (stl_wc_translate(scq, &wc[kept]))
+			kept++;
+	}
+	return got < 0 ? got : kept;
 }
 
 static void stl_ring_push(struct stl_cq *scq, const struct ib_wc *wc)
@@ -115,19 +204,19 @@ static void stl_ring_push(struct stl_cq *scq, const struct ib_wc *wc)
 }
 
 /**
- * stl_cq_drain_qp() - take a dying parent QP's completions out of a CQ
- * @scq: a CQ the QP used
- * @dead_pqp: the parent QP, already destroyed; compared, never dereferenced
+ * stl_cq_drain_qp() - take a destroyed parent QP's completions out of a CQ
+ * @scq: a CQ the QP used, marked by stl_cq_mark_dying()
+ * @dead_ref: the QP's stub on @scq, naming its entries in the ring
  *
  * Moves every completion still in the parent CQ into the ring, translated,
- * except those of @dead_pqp, and drops the dying QP's entries already in the
- * ring.  The ring holds at most what the parent CQ could, so it cannot
+ * except those of the dying QP (compared by address, never dereferenced),
+ * drops the dying QP's entries already in the ring, and ends the mark.  The ring holds at most what the parent CQ could, so it cannot
  * overflow: the user could not have had more completions pending.
  *
  * Context: holds sdev->qp_lifecycle, so no parent QP of this device is
- * created (and cannot reuse @dead_pqp's address) while this runs.
+ * created (and cannot reuse the dying QP's address) while this runs.
  */
-void stl_cq_drain_qp(struct stl_cq *scq, struct ib_qp *dead_pqp)
+void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref)
 {
 	struct ib_wc wc[STL_POLL_BATCH];
 	u32 i, n, kept = 0;
@@ -141,23 +230,24 @@ void stl_cq_drain_qp(struct stl_cq *scq, struct ib_qp *dead_pqp)
 		struct ib_wc *e = &scq->ring[(scq->ring_head + i) %
 					     scq->ring_size];
 
-		if (to_stl_qp(e->qp)->pqp == dead_pqp)
+		if (e->qp == &dead_ref->stub)
 			continue;
 		scq->ring[(scq->ring_head + kept) % scq->ring_size] = *e;
 		kept++;
 	}
 	scq->ring_count = kept;
 
+	/* Still marked dying: stl_cq_poll_parent() drops its entries. */
 	do {
 		got = ib_poll_cq(scq->pcq, STL_POLL_BATCH, wc);
 		for (i = 0; got > 0 && i < got; i++) {
-			if (wc[i].qp == dead_pqp)
+			if (!stl_wc_translate(scq, &wc[i]))
 				continue;
-			stl_wc_translate(&wc[i]);
 			if (scq->ring_count < scq->ring_size)
 				stl_ring_push(scq, &wc[i]);
 		}
 	} while (got == STL_POLL_BATCH);
+	scq->dying = NULL;
 	spin_unlock_irqrestore(&scq->lock, flags);
 }
 
@@ -166,7 +256,7 @@ int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	struct stl_cq *scq = to_stl_cq(ibcq);
 	struct stl_dev *sdev = to_stl_dev(ibcq->device);
 	unsigned long flags;
-	int done = 0, got, i;
+	int done = 0, got;
 
 	spin_lock_irqsave(&scq->lock, flags);
 	while (scq->ring_count && done < num) {
@@ -175,9 +265,7 @@ int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 		scq->ring_count--;
 	}
 	if (done < num) {
-		got = ib_poll_cq(scq->pcq, num - done, wc + done);
-		for (i = 0; i < got; i++)
-			stl_wc_translate(&wc[done + i]);
+		got = stl_cq_poll_parent(scq, num - done, wc + done);
 		if (got > 0)
 			done += got;
 	}

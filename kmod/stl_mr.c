@@ -293,7 +293,11 @@ err_free:
 static bool stl_fmr_revive(struct stl_dev *sdev, struct stl_pd *spd,
 			   struct stl_fmr *fmr, u64 virt_addr, int access)
 {
-	if (fmr->pmr->iova == virt_addr) {
+	/*
+	 * Each revival steps the 8-bit key: before it wraps to a key a peer
+	 * may still hold from an earlier life, build a new MR instead.
+	 */
+	if (fmr->pmr->iova == virt_addr && ++fmr->revivals < 0xff) {
 		ib_update_fast_reg_key(fmr->pmr, ib_inc_rkey(fmr->pmr->rkey));
 		if (!stl_fmr_register(sdev, spd, fmr, access)) {
 			stl_count(sdev, STL_CNT_MR_REUSE, 1);

@@ -71,6 +71,7 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct stl_pd *spd = to_stl_pd(ibqp->pd);
 	struct stl_qp *sqp = to_stl_qp(ibqp);
 	struct ib_qp_init_attr pinit = {};
+	struct stl_cq *scq, *rcq;
 	struct ib_qp *pqp;
 	int ret;
 
@@ -85,10 +86,19 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_count;
 	}
 
+	scq = to_stl_cq(init->send_cq);
+	rcq = to_stl_cq(init->recv_cq);
+	sqp->sref = stl_cq_qref_get(scq);
+	sqp->rref = rcq == scq ? sqp->sref : stl_cq_qref_get(rcq);
+	if (!sqp->sref || !sqp->rref) {
+		ret = -ENOMEM;
+		goto err_refs;
+	}
+
 	pinit.event_handler = stl_qp_event;
 	pinit.qp_context = sqp;
-	pinit.send_cq = to_stl_cq(init->send_cq)->pcq;
-	pinit.recv_cq = to_stl_cq(init->recv_cq)->pcq;
+	pinit.send_cq = scq->pcq;
+	pinit.recv_cq = rcq->pcq;
 	pinit.cap = init->cap;
 	pinit.sq_sig_type = init->sq_sig_type;
 	pinit.qp_type = init->qp_type;
@@ -100,8 +110,10 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (IS_ERR(pqp)) {
 		ret = PTR_ERR(pqp);
 		stl_dbg(sdev, "parent QP creation failed: %d\n", ret);
-		goto err_count;
+		goto err_refs;
 	}
+	sqp->sref->stub.qp_num = pqp->qp_num;
+	sqp->rref->stub.qp_num = pqp->qp_num;
 
 	sqp->pqp = pqp;
 	sqp->max_send_sge = pinit.cap.max_send_sge;
@@ -113,6 +125,11 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = pqp->qp_num;
 	return 0;
 
+err_refs:
+	if (sqp->sref)
+		stl_cq_qref_put(scq, sqp->sref);
+	if (sqp->rref && rcq != scq)
+		stl_cq_qref_put(rcq, sqp->rref);
 err_count:
 	atomic_dec(&sdev->n_qp);
 	return ret;
@@ -182,22 +199,30 @@ int stl_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct stl_dev *sdev = to_stl_dev(ibqp->device);
+	struct stl_cq *scq = to_stl_cq(ibqp->send_cq);
+	struct stl_cq *rcq = to_stl_cq(ibqp->recv_cq);
 	struct stl_qp *sqp = to_stl_qp(ibqp);
-	struct ib_qp *pqp = sqp->pqp;
 	int ret;
 
 	mutex_lock(&sdev->qp_lifecycle);
-	ret = ib_destroy_qp(pqp);
-	if (ret) {
-		mutex_unlock(&sdev->qp_lifecycle);
+	/* From here on, pollers drop its completions without reading them. */
+	stl_cq_mark_dying(scq, sqp->pqp);
+	if (rcq != scq)
+		stl_cq_mark_dying(rcq, sqp->pqp);
+	ret = ib_destroy_qp(sqp->pqp);
+	if (ret)
 		ibdev_err(&sdev->ibdev, "parent QP %u destroy failed: %d\n",
 			  ibqp->qp_num, ret);
-		return ret;
-	}
-	stl_cq_drain_qp(to_stl_cq(ibqp->send_cq), pqp);
-	if (ibqp->recv_cq != ibqp->send_cq)
-		stl_cq_drain_qp(to_stl_cq(ibqp->recv_cq), pqp);
+	/* Even on failure: the mark ends, and the QP's entries go. */
+	stl_cq_drain_qp(scq, sqp->sref);
+	if (rcq != scq)
+		stl_cq_drain_qp(rcq, sqp->rref);
 	mutex_unlock(&sdev->qp_lifecycle);
+	if (ret)
+		return ret;
+	stl_cq_qref_put(scq, sqp->sref);
+	if (rcq != scq)
+		stl_cq_qref_put(rcq, sqp->rref);
 	atomic_dec(&sdev->n_qp);
 	return 0;
 }

@@ -106,7 +106,7 @@ static ssize_t pin_limit_store(struct device *dev, const char *buf,
 			       size_t count, bool quota)
 {
 	struct stl_dev *sdev = stl_dev_of(dev);
-	u64 val, q, cache;
+	u64 val;
 	int ret;
 
 	ret = kstrtou64(buf, 0, &val);
@@ -114,14 +114,9 @@ static ssize_t pin_limit_store(struct device *dev, const char *buf,
 		return ret;
 	if (val > (STL_MAX_MR_PAGES << PAGE_SHIFT) * STL_MAX_MR)
 		return -ERANGE;
-	pvdma_cache_get_limits(&sdev->pins, &q, &cache);
-	if (quota)
-		q = val;
-	else
-		cache = val;
-	pvdma_cache_set_limits(&sdev->pins, q, cache);
-	ibdev_info(&sdev->ibdev, "pin quota %llu bytes, pin cache %llu bytes\n",
-		   q, cache);
+	pvdma_cache_set_limit(&sdev->pins, quota, val);
+	ibdev_info(&sdev->ibdev, "%s set to %llu bytes\n",
+		   quota ? "pin quota" : "pin cache bound", val);
 	return count;
 }
 

@@ -98,8 +98,7 @@ u64 pvdma_total_pinned(void);
 
 void pvdma_cache_init(struct pvdma_cache *c, const char *name);
 void pvdma_cache_destroy(struct pvdma_cache *c);
-void pvdma_cache_set_limits(struct pvdma_cache *c, u64 quota_bytes,
-			    u64 cache_bytes);
+void pvdma_cache_set_limit(struct pvdma_cache *c, bool quota, u64 bytes);
 void pvdma_cache_get_limits(struct pvdma_cache *c, u64 *quota_bytes,
 			    u64 *cache_bytes);
 u64 pvdma_cache_idle_pages(struct pvdma_cache *c);

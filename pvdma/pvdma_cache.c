@@ -538,22 +538,24 @@ void pvdma_cache_destroy(struct pvdma_cache *c)
 }
 
 /**
- * pvdma_cache_set_limits() - set a device's pin quota and idle bound
+ * pvdma_cache_set_limit() - set a device's pin quota or idle bound
  * @c: the cache
- * @quota_bytes: most bytes the device may pin, 0 for no quota
- * @cache_bytes: most idle bytes it keeps pinned after deregistration
+ * @quota: true: @bytes is the most the device may pin (0: no quota);
+ *	false: @bytes is the most it keeps pinned idle after deregistration
+ * @bytes: the new limit
  *
  * Lowering the idle bound releases idle pins at once; lowering the quota
  * below what is pinned refuses new pins until enough is released.
  */
-void pvdma_cache_set_limits(struct pvdma_cache *c, u64 quota_bytes,
-			    u64 cache_bytes)
+void pvdma_cache_set_limit(struct pvdma_cache *c, bool quota, u64 bytes)
 {
 	LIST_HEAD(doomed);
 
 	mutex_lock(&c->lock);
-	c->quota_pages = DIV_ROUND_UP(quota_bytes, PAGE_SIZE);
-	c->set.max_idle_pages = cache_bytes >> PAGE_SHIFT;
+	if (quota)
+		c->quota_pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	else
+		c->set.max_idle_pages = bytes >> PAGE_SHIFT;
 	pvdma_trim(c, 0, &doomed);
 	mutex_unlock(&c->lock);
 	pvdma_free_list(&doomed);

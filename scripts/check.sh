@@ -33,7 +33,8 @@ out=$(mktemp -d)
 stage lint scripts/lint.sh
 stage unit make -s -C tests/unit check
 stage provider-unit make -s -C userlib check
-stage vm-one-host env STL_VM_QUIET=1 scripts/vm.sh -t 1200 -o "$out/one" tests/kernel/vm-one.sh
+# Slab poisoning: a use-after-free in any scenario becomes an oops.
+stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" scripts/vm.sh -t 1200 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
 
 # The scenario logs: every PASS/FAIL line, so a failure names itself.

@@ -491,6 +491,35 @@ static int over_memlock_limit_is_enomem(void)
 	return 0;
 }
 
+/*
+ * Re-registering a region revives its parked parent MR under the next key;
+ * the 8-bit key must never come round to one a peer may still hold.
+ */
+static int rkeys_do_not_repeat_over_600_reregistrations(void)
+{
+	enum { N = 600 };
+	size_t len = 4 * PAGE;
+	char *buf = map_pages(len, NULL);
+	static uint32_t keys[N];
+	struct ibv_mr *mr;
+	int i, j;
+
+	for (i = 0; i < N; i++) {
+		mr = ibv_reg_mr(A.pd, buf, len, RW);
+		if (!mr)
+			return fail("reg %d: %s", i, strerror(errno));
+		keys[i] = mr->rkey;
+		ibv_dereg_mr(mr);
+	}
+	munmap(buf, len);
+	for (i = 0; i < N; i++)
+		for (j = i + 1; j < N; j++)
+			if (keys[i] == keys[j])
+				return fail("rkey 0x%x of registration %d came back at %d",
+					    keys[i], i, j);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -506,6 +535,7 @@ static const struct {
 	T(fork_drops_cached_pins_of_parent),
 	T(over_device_quota_is_enomem),
 	T(over_memlock_limit_is_enomem),
+	T(rkeys_do_not_repeat_over_600_reregistrations),
 #undef T
 };
 

@@ -100,6 +100,15 @@ s_pvdma() {
 	[[ -z $WHY ]]
 }
 
+# Polling a CQ while QPs on it are destroyed with completions in flight.
+s_cq_poll_vs_qp_destroy() {
+	local out rc=0
+	out=$(timeout -k 5 120 build/tests/stl_race_test -a stellar0 -b stellar1 \
+		-g "$STL_GIDX" -s 15 2>&1) || rc=$?
+	echo "$out"
+	((rc == 0)) || why "$(echo "$out" | grep -E '^(FAIL|#)' | head -n 3 | tr '\n' ';')"
+}
+
 # perftest $1 between server device $2 and client device $3 in this VM.
 perftest_local() {
 	local prog=$1 sdev=$2 cdev=$3 port=$4 rc=0 srv src
@@ -380,6 +389,7 @@ scenario verbs_stellar0_to_rxe0 s_verbs stellar0 rxe0
 scenario verbs_rxe0_to_stellar0_positive s_verbs rxe0 stellar0 "${POSITIVE[@]}"
 scenario provider_smoke_stellar0 s_provider_smoke
 scenario pvdma_pin_cache_stellar0 s_pvdma
+scenario cq_poll_survives_concurrent_qp_destroy s_cq_poll_vs_qp_destroy
 scenario rc_pingpong_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18600 -n 200 -c
 scenario rc_pingpong_stellar0_rxe0 pingpong_local ibv_rc_pingpong rxe0 stellar0 18601 -n 200 -c
 scenario rc_pingpong_events_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18602 -n 200 -c -e
