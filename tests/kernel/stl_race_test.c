@@ -146,6 +146,7 @@ static int round_once(struct end *a, struct end *b, unsigned int round)
 			     .rkey = b->mr->rkey },
 	}, *bad;
 	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
 	int i;
 
 	qa = rc_qp(a, shared_cq);
@@ -166,7 +167,7 @@ static int round_once(struct end *a, struct end *b, unsigned int round)
 		ibv_modify_qp(qa, &err, IBV_QP_STATE);
 	if (ibv_destroy_qp(qa) || ibv_destroy_qp(qb))
 		return -1;
-	while (ibv_poll_cq(b->cq, 1, (struct ibv_wc[1]){}) > 0)
+	while (ibv_poll_cq(b->cq, 1, &wc) > 0)
 		;
 	return 0;
 }
