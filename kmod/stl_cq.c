@@ -245,6 +245,10 @@ void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref)
 				continue;
 			if (scq->ring_count < scq->ring_size)
 				stl_ring_push(scq, &wc[i]);
+			else
+				ibdev_warn_ratelimited(scq->ibcq.device,
+						       "CQ overrun: completion of QP %u dropped\n",
+						       wc[i].qp->qp_num);
 		}
 	} while (got == STL_POLL_BATCH);
 	scq->dying = NULL;
