@@ -210,8 +210,9 @@ static void stl_ring_push(struct stl_cq *scq, const struct ib_wc *wc)
  *
  * Moves every completion still in the parent CQ into the ring, translated,
  * except those of the dying QP (compared by address, never dereferenced),
- * drops the dying QP's entries already in the ring, and ends the mark.  The ring holds at most what the parent CQ could, so it cannot
- * overflow: the user could not have had more completions pending.
+ * drops the dying QP's entries already in the ring, and ends the mark.  The
+ * ring is as large as the parent CQ: it only fills up if the user lets more
+ * completions pile up than the CQ holds (an overrun), and then says so.
  *
  * Context: holds sdev->qp_lifecycle, so no parent QP of this device is
  * created (and cannot reuse the dying QP's address) while this runs.
@@ -237,7 +238,7 @@ void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref)
 	}
 	scq->ring_count = kept;
 
-	/* Still marked dying: stl_cq_poll_parent() drops its entries. */
+	/* Still marked dying: stl_wc_translate() drops its entries. */
 	do {
 		got = ib_poll_cq(scq->pcq, STL_POLL_BATCH, wc);
 		for (i = 0; got > 0 && i < got; i++) {
