@@ -40,10 +40,11 @@ bench:
 lint:
 	scripts/lint.sh
 
+# DESTDIR= stages everything under a root (packaging); empty = this system.
 install: module userlib
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
-	depmod -a $(KVER)
-	$(MAKE) -C userlib install
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	depmod -b $(if $(DESTDIR),$(DESTDIR),/) -a $(KVER)
+	$(MAKE) -C userlib install DESTDIR=$(DESTDIR)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -372,6 +372,29 @@ s_rmmod_with_devices_present_succeeds() {
 	[[ -z $WHY ]]
 }
 
+# `make install`'s steps (into this VM's throw-away overlay), then the way an
+# operator uses it: rdma link add autoloads the module, ibv_devinfo finds the
+# provider through /etc/libibverbs.d.  Last: it leaves the provider installed.
+s_install_and_autoload() {
+	local kdir out
+	kdir=/lib/modules/$(uname -r)/build
+	lsmod | grep -q '^stellar ' && run rmmod stellar
+	make -s -C "$kdir" M="$PWD" modules_install >/dev/null 2>&1 ||
+		why "modules_install failed"
+	depmod -a || why "depmod failed"
+	make -s -C userlib install >/dev/null || why "provider install failed"
+	[[ -z $WHY ]] || return 1
+	run rdma link add stellar5 type stellar netdev eth0 ||
+		why "rdma link add did not autoload stellar"
+	lsmod | grep -q '^stellar ' || why "stellar is not loaded"
+	out=$(env -u RDMAV_DRIVERS ibv_devinfo -d stellar5 2>&1)
+	echo "$out"
+	[[ $out == *PORT_ACTIVE* ]] || why "installed provider did not open stellar5"
+	run rdma link delete stellar5 || why "rdma link delete stellar5 failed"
+	run rmmod stellar || why "rmmod after autoload failed"
+	[[ -z $WHY ]]
+}
+
 s_insmod_after_rmmod_creates_working_device() {
 	load_stellar || return 1
 	add_stellar stellar0 || return 1
@@ -409,4 +432,5 @@ scenario delete_parent_rxe0_removes_stellar_devices s_delete_parent_rxe0_removes
 scenario recreated_rxe0_and_devices_carry_traffic s_recreated_rxe0_and_devices_carry_traffic
 scenario rmmod_with_devices_present_succeeds s_rmmod_with_devices_present_succeeds
 scenario insmod_after_rmmod_creates_working_device s_insmod_after_rmmod_creates_working_device
+scenario installed_module_autoloads_and_provider_loads s_install_and_autoload
 finish
