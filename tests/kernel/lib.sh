@@ -159,13 +159,23 @@ stat_counter() {
 			END { if (!found) print "none" }'
 }
 
-# Load stellar.ko (from the repository root) and the provider environment.
+# The stellar.ko built for the running kernel: build/kmod/$(uname -r)/
+# (scripts/build-module.sh), else the one in the repository root.
+stellar_ko() {
+	local m=build/kmod/$(uname -r)/stellar.ko
+	[[ -f $m ]] || m=./stellar.ko
+	echo "$m"
+}
+
+# Load stellar.ko and the provider environment.
 load_stellar() {
-	[[ -f ./stellar.ko ]] || { why "stellar.ko not built (run make first)"; return 1; }
+	local ko
+	ko=$(stellar_ko)
+	[[ -f $ko ]] || { why "stellar.ko not built (run make first)"; return 1; }
 	[[ -f build/libstellar-rdmav34.so ]] ||
 		{ why "build/libstellar-rdmav34.so not built"; return 1; }
 	modprobe ib_uverbs
-	insmod ./stellar.ko || { why "insmod ./stellar.ko failed"; return 1; }
+	insmod "$ko" || { why "insmod $ko failed"; return 1; }
 	module_loaded || { why "no /sys/module/stellar after insmod"; return 1; }
 	mount_debugfs
 	return 0

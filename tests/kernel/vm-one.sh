@@ -426,6 +426,14 @@ scenario link_add_creates_many_devices_per_parent s_link_add_creates_many_device
 scenario link_add_rejects_duplicate_name s_link_add_rejects_duplicate_name
 scenario link_add_rejects_unknown_netdev s_link_add_rejects_unknown_netdev
 scenario link_add_rejects_netdev_without_rdma_device s_link_add_rejects_netdev_without_rdma_device
+# Topic suites (tests/kernel/scenarios/*.sh, in name order): each file
+# defines its scenario functions and runs them with `scenario`.  They start
+# and must end with stellar.ko loaded and stellar0, stellar1 ACTIVE over rxe0.
+for f in tests/kernel/scenarios/*.sh; do
+	[[ -e $f ]] || continue
+	# shellcheck source=/dev/null
+	source "$f"
+done
 scenario kill9_during_write_bw_releases_pins s_kill9_during_write_bw_releases_pins
 scenario delete_stellar1_while_in_use_completes s_delete_stellar1_while_in_use_completes
 scenario delete_parent_rxe0_removes_stellar_devices s_delete_parent_rxe0_removes_stellar_devices
