@@ -38,6 +38,9 @@ PACKAGES=(
 	# RDMA userspace: libraries, headers, providers (rxe) and test clients
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers
 	perftest rdmacm-utils python3-pyverbs
+	# other rdma-core releases, built from source for provider compatibility
+	# tests (userlib/tests/rdma-core-build.sh)
+	cmake ninja-build libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev
 	# toolchain and static checks
 	pkg-config gcc binutils make bc sparse "linux-source-$KSRC_SERIES"
 )

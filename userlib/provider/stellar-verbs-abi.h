@@ -338,6 +338,23 @@ STELLAR_DECLARE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 /* libibverbs functions exported at IBVERBS_PRIVATE_34                  */
 /* ------------------------------------------------------------------ */
 
+/* Logging: prints only under VERBS_LOG_LEVEL and VERBS_LOG_FILE. */
+enum {
+	VERBS_LOG_LEVEL_NONE,
+	VERBS_LOG_ERR,
+	VERBS_LOG_WARN,
+	VERBS_LOG_INFO,
+	VERBS_LOG_DEBUG,
+};
+
+void __verbs_log(struct verbs_context *ctx, uint32_t level,
+		 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#define verbs_err(ctx, format, ...)                                            \
+	__verbs_log(ctx, VERBS_LOG_ERR, "%s: %s:%d: " format,                 \
+		    (ctx)->context.device->name, __func__, __LINE__,           \
+		    ##__VA_ARGS__)
+
 /* What PROVIDER_DRIVER() calls from the provider's constructor. */
 void verbs_register_driver_34(const struct verbs_device_ops *ops);
 

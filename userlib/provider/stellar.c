@@ -16,11 +16,20 @@
  * Devices are recognised by the stellar_abi_version attribute that
  * stellar.ko puts in the device's sysfs directory, never by their name:
  * the name is chosen (and changeable) by whoever runs "rdma link add".
+ *
+ * The provider is built against one libibverbs release's private ABI, and
+ * that ABI's symbol version (IBVERBS_PRIVATE_34) spans releases whose
+ * structures differ.  So before registering, the constructor checks that
+ * the libibverbs it was loaded into is the very file it was built against;
+ * under any other it prints one line and stays out.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "stellar-abi.h"
 #include "stellar.h"
@@ -45,13 +54,26 @@ _Static_assert(offsetof(union stellar_get_context_resp, drv) ==
 		       sizeof(struct ib_uverbs_get_context_resp),
 	       "driver data must follow the core response directly");
 
+/* libibverbs' version (pkg-config --modversion), set by the Makefile. */
+#ifndef STELLAR_LIBIBVERBS_VERSION
+#error "STELLAR_LIBIBVERBS_VERSION must name the libibverbs built against"
+#endif
+#define STELLAR_LIBIBVERBS_FILE "libibverbs.so." STELLAR_LIBIBVERBS_VERSION
+
 static void stl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * A library says nothing unless asked: warnings go to stderr only under
+ * IBV_SHOW_WARNINGS, the switch libibverbs itself uses for devices that no
+ * provider claims (which is what a refused device becomes).
+ */
 static void stl_warn(const char *fmt, ...)
 {
 	int saved_errno = errno;
 	va_list args;
 
+	if (!getenv("IBV_SHOW_WARNINGS"))
+		return;
 	fputs("libstellar: ", stderr);
 	va_start(args, fmt);
 	vfprintf(stderr, fmt, args);
@@ -223,8 +245,8 @@ static const struct verbs_context_ops stellar_ctx_ops = {
 	.free_context = stellar_free_context,
 	.modify_qp = stellar_modify_qp,
 	.poll_cq = stellar_poll_cq,
-	.post_recv = ibv_cmd_post_recv,
-	.post_send = ibv_cmd_post_send,
+	.post_recv = stellar_post_recv,
+	.post_send = stellar_post_send,
 	.query_device_ex = stellar_query_device_ex,
 	.query_port = stellar_query_port,
 	.query_qp = stellar_query_qp,
@@ -238,6 +260,7 @@ static struct verbs_context *stellar_alloc_context(struct ibv_device *ibdev,
 {
 	union stellar_get_context_resp resp = {};
 	struct ibv_get_context cmd = {};
+	struct ibv_device_attr_ex dattr;
 	struct stellar_context *ctx;
 	int ret;
 
@@ -259,10 +282,23 @@ static struct verbs_context *stellar_alloc_context(struct ibv_device *ibdev,
 		stl_warn("%s: kernel module speaks Stellar ABI %u, this provider %u\n",
 			 ibdev->name, resp.drv.abi_version,
 			 STELLAR_UVERBS_ABI_VERSION);
+		verbs_err(&ctx->ibv_ctx,
+			  "kernel module speaks Stellar ABI %u, this provider %u\n",
+			  resp.drv.abi_version, STELLAR_UVERBS_ABI_VERSION);
 		ret = EPROTO;
 		goto err_uninit;
 	}
 	ctx->max_inline_data = resp.drv.max_inline_data;
+
+	/*
+	 * What QP creation needs from the device, asked once here rather
+	 * than by a QUERY_DEVICE command per QP.
+	 */
+	ret = ibv_cmd_query_device_any(&ctx->ibv_ctx.context, NULL, &dattr,
+				       sizeof(dattr.orig_attr), NULL, NULL);
+	if (ret)
+		goto err_uninit;
+	ctx->atomic_cap = dattr.orig_attr.atomic_cap;
 
 	verbs_set_ops(&ctx->ibv_ctx, &stellar_ctx_ops);
 	return &ctx->ibv_ctx;
@@ -356,8 +392,44 @@ static const struct verbs_device_ops stellar_dev_ops = {
 	.uninit_device = stellar_uninit_device,
 };
 
+/*
+ * Whether the libibverbs this process runs is the file the provider was
+ * built against (libibverbs.so.<version>, after symlinks).  The private
+ * symbol's address names the library that actually serves it.  Otherwise
+ * print the one line a refused provider owes its user, whatever
+ * IBV_SHOW_WARNINGS says: without it the devices would silently vanish.
+ */
+static bool stellar_libibverbs_matches(void)
+{
+	const char *name = "(unknown)";
+	char *path = NULL;
+	Dl_info info;
+	bool ok = false;
+
+	if (dladdr((void *)ibv_cmd_get_context, &info) && info.dli_fname) {
+		const char *base;
+
+		path = realpath(info.dli_fname, NULL);
+		name = path ? path : info.dli_fname;
+		base = strrchr(name, '/');
+		base = base ? base + 1 : name;
+		ok = !strcmp(base, STELLAR_LIBIBVERBS_FILE);
+		name = base;
+	}
+	if (!ok)
+		fprintf(stderr,
+			"libstellar: built for libibverbs %s, running with %s: not registering\n",
+			STELLAR_LIBIBVERBS_VERSION, name);
+	free(path);
+	return ok;
+}
+
 /* What rdma-core's PROVIDER_DRIVER() does for an in-tree provider. */
 static void __attribute__((constructor)) stellar_register_driver(void)
 {
-	verbs_register_driver_34(&stellar_dev_ops);
+	int saved_errno = errno;
+
+	if (stellar_libibverbs_matches())
+		verbs_register_driver_34(&stellar_dev_ops);
+	errno = saved_errno;
 }

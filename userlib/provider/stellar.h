@@ -25,6 +25,7 @@ static inline struct stellar_device *to_stl_dev(struct verbs_device *vdev)
 struct stellar_context {
 	struct verbs_context ibv_ctx;
 	uint32_t max_inline_data;	/* from the module, for information */
+	enum ibv_atomic_cap atomic_cap;	/* queried once, for QP creation */
 };
 
 static inline struct stellar_context *to_stl_ctx(struct ibv_context *ibctx)
@@ -32,18 +33,27 @@ static inline struct stellar_context *to_stl_ctx(struct ibv_context *ibctx)
 	return stl_container_of(ibctx, struct stellar_context, ibv_ctx.context);
 }
 
+/* Completions one POLL_CQ command fetches for the ibv_cq_ex interface. */
+#define STELLAR_CQ_BATCH 32
+
 /*
  * Every CQ, plain or extended.  The ibv_cq_ex poll interface is built on the
- * POLL_CQ command: each start_poll/next_poll fetches one completion into
- * @wc, and the read_* callbacks answer from it.  @lock is held from a
- * successful start_poll to end_poll, as the API requires, unless the CQ was
- * created IBV_CREATE_CQ_ATTR_SINGLE_THREADED.
+ * POLL_CQ command: start_poll/next_poll fetch up to STELLAR_CQ_BATCH
+ * completions at once into @wc, and serve them one by one; @wc[@head] is
+ * the one the read_* callbacks answer from.  Completions fetched but not yet
+ * handed out stay in @wc for the next start_poll (or ibv_poll_cq).  @lock is
+ * held from a successful start_poll to end_poll, as the API requires, unless
+ * the CQ was created IBV_CREATE_CQ_ATTR_SINGLE_THREADED; it also guards
+ * @head, @count and @cmd.
  */
 struct stellar_cq {
 	struct verbs_cq vcq;
 	pthread_spinlock_t lock;
 	bool locking;
-	struct ibv_wc wc;
+	bool is_ex;
+	unsigned int head, count;	/* @wc[head...head+count) unconsumed */
+	struct ibv_wc wc[STELLAR_CQ_BATCH];
+	void *cmd;			/* POLL_CQ command and response */
 };
 
 static inline struct stellar_cq *to_stl_cq(struct ibv_cq *ibcq)
@@ -59,8 +69,8 @@ static inline struct stellar_cq *to_stl_cq_ex(struct ibv_cq_ex *cq_ex)
 /*
  * One WR of a QP's ibv_qp_ex work-request builder, between its op call and
  * wr_complete: its SGEs are sge[sge_first...], its inline data, if any,
- * inl[inl_off, inl_off + inl_len).  The arrays grow with realloc(), so the
- * WRs are linked and pointed at their SGEs only in wr_complete.
+ * inl[inl_off, inl_off + inl_len).  The WRs are linked and pointed at their
+ * SGEs only in wr_complete.
  */
 struct stellar_pending_wr {
 	struct ibv_send_wr wr;
@@ -70,10 +80,27 @@ struct stellar_pending_wr {
 	bool is_inline;
 };
 
+/*
+ * A POST_SEND or POST_RECV command under construction: allocated once per
+ * QP, sized for the queue (at most what one command can carry), and
+ * guarded by @lock while a command is built and written.
+ */
+struct stellar_cmd_buf {
+	pthread_mutex_t lock;
+	void *buf;
+	size_t size;
+};
+
 struct stellar_qp {
 	struct verbs_qp vqp;
 
-	/* ibv_qp_ex builder state, from wr_start to wr_complete/wr_abort. */
+	struct stellar_cmd_buf sq_cmd, rq_cmd;
+
+	/*
+	 * ibv_qp_ex builder state, from wr_start to wr_complete/wr_abort,
+	 * guarded by @wr_lock.  The arrays are allocated at QP creation for
+	 * a full send queue: a batch longer than the queue fails (ENOMEM).
+	 */
 	pthread_spinlock_t wr_lock;
 	uint32_t max_inline;		/* granted by the module */
 	int wr_err;			/* first error of this batch */
@@ -83,6 +110,7 @@ struct stellar_qp {
 	size_t nsge, sge_cap;
 	uint8_t *inl;
 	size_t inl_len, inl_cap;
+	uint32_t max_sge;		/* SGEs one builder WR may have */
 };
 
 static inline struct stellar_qp *to_stl_qp(struct ibv_qp *ibqp)
@@ -115,5 +143,9 @@ int stellar_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int stellar_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		      int attr_mask);
 int stellar_destroy_qp(struct ibv_qp *ibqp);
+int stellar_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int stellar_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 #endif /* STELLAR_H */

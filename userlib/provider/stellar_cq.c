@@ -3,10 +3,14 @@
  * libstellar: completion queues, plain and extended.
  *
  * Every CQ is one ib_uverbs CQ; ibv_create_cq_ex's polling callbacks are
- * built here on the same POLL_CQ command as ibv_poll_cq.
+ * built here on the same POLL_CQ command as ibv_poll_cq.  That command is
+ * built in the CQ (no allocation per poll) and fetches a batch, which the
+ * extended interface then hands out one completion at a time.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "stellar.h"
 
@@ -14,7 +18,28 @@
 /* Completion queues                                                   */
 /* ------------------------------------------------------------------ */
 
-static struct stellar_cq *stellar_alloc_cq(bool locking)
+/* The write() form of POLL_CQ for STELLAR_CQ_BATCH completions. */
+struct stellar_poll_cq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_poll_cq core;
+};
+
+struct stellar_poll_cq_resp {
+	struct ib_uverbs_poll_cq_resp core;
+	struct ib_uverbs_wc wc[STELLAR_CQ_BATCH];
+};
+
+struct stellar_poll_cq_buf {
+	struct stellar_poll_cq_cmd cmd;
+	struct stellar_poll_cq_resp resp;
+};
+
+_Static_assert(sizeof(struct stellar_poll_cq_cmd) % 4 == 0 &&
+		       sizeof(struct stellar_poll_cq_resp) % 4 == 0 &&
+		       sizeof(struct stellar_poll_cq_resp) / 4 <= UINT16_MAX,
+	       "POLL_CQ sizes are counted in 32-bit words");
+
+static struct stellar_cq *stellar_alloc_cq(bool locking, bool is_ex)
 {
 	struct stellar_cq *cq;
 	int ret;
@@ -22,19 +47,29 @@ static struct stellar_cq *stellar_alloc_cq(bool locking)
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
+	if (is_ex) {
+		cq->cmd = calloc(1, sizeof(struct stellar_poll_cq_buf));
+		if (!cq->cmd) {
+			free(cq);
+			return NULL;
+		}
+	}
 	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret) {
+		free(cq->cmd);
 		free(cq);
 		errno = ret;
 		return NULL;
 	}
 	cq->locking = locking;
+	cq->is_ex = is_ex;
 	return cq;
 }
 
 static void stellar_free_cq(struct stellar_cq *cq)
 {
 	pthread_spin_destroy(&cq->lock);
+	free(cq->cmd);
 	free(cq);
 }
 
@@ -47,7 +82,7 @@ struct ibv_cq *stellar_create_cq(struct ibv_context *ibctx, int cqe,
 	struct stellar_cq *cq;
 	int ret;
 
-	cq = stellar_alloc_cq(false);
+	cq = stellar_alloc_cq(false, false);
 	if (!cq)
 		return NULL;
 
@@ -61,22 +96,86 @@ struct ibv_cq *stellar_create_cq(struct ibv_context *ibctx, int cqe,
 	return &cq->vcq.cq;
 }
 
-/* ibv_cq_ex polling: one completion per POLL_CQ command, into cq->wc. */
+/*
+ * One POLL_CQ command for up to @ne (<= STELLAR_CQ_BATCH) completions into
+ * @wc.  Returns how many arrived, or -errno.
+ */
+static int stellar_cq_poll_cmd(struct stellar_cq *cq, int ne,
+			       struct ibv_wc *wc)
+{
+	struct stellar_poll_cq_buf *b = cq->cmd;
+	struct ibv_context *ibctx = cq->vcq.cq.context;
+	uint32_t i, n;
 
+	b->cmd = (struct stellar_poll_cq_cmd){
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POLL_CQ,
+			.in_words = sizeof(b->cmd) / 4,
+			.out_words = sizeof(b->resp) / 4,
+		},
+		.core = {
+			.response = (uintptr_t)&b->resp,
+			.cq_handle = cq->vcq.cq.handle,
+			.ne = (uint32_t)ne,
+		},
+	};
+	b->resp.core.count = 0;
+	if (write(ibctx->cmd_fd, &b->cmd, sizeof(b->cmd)) != sizeof(b->cmd))
+		return errno ? -errno : -EIO;
+
+	n = b->resp.core.count;
+	if (n > (uint32_t)ne)
+		return -EIO;
+	for (i = 0; i < n; i++) {
+		const struct ib_uverbs_wc *k = &b->resp.wc[i];
+
+		wc[i] = (struct ibv_wc){
+			.wr_id = k->wr_id,
+			.status = k->status,
+			.opcode = k->opcode,
+			.vendor_err = k->vendor_err,
+			.byte_len = k->byte_len,
+			.imm_data = k->ex.imm_data,
+			.qp_num = k->qp_num,
+			.src_qp = k->src_qp,
+			.wc_flags = k->wc_flags,
+			.pkey_index = k->pkey_index,
+			.slid = k->slid,
+			.sl = k->sl,
+			.dlid_path_bits = k->dlid_path_bits,
+		};
+	}
+	return (int)n;
+}
+
+/*
+ * Make cq->wc[cq->head] the current completion: from what an earlier
+ * POLL_CQ left, else from a new one.  Called with cq->lock held (or a
+ * single-threaded CQ).
+ */
 static int stellar_cq_fetch(struct stellar_cq *cq)
 {
 	int n;
 
-	errno = 0;
-	n = ibv_cmd_poll_cq(&cq->vcq.cq, 1, &cq->wc);
-	if (n < 0)
-		return errno ? errno : EIO;
-	if (n == 0)
-		return ENOENT;
-
-	cq->vcq.cq_ex.status = cq->wc.status;
-	cq->vcq.cq_ex.wr_id = cq->wc.wr_id;
+	if (!cq->count) {
+		n = stellar_cq_poll_cmd(cq, STELLAR_CQ_BATCH, cq->wc);
+		if (n < 0)
+			return -n;
+		if (n == 0)
+			return ENOENT;
+		cq->head = 0;
+		cq->count = (unsigned int)n;
+	}
+	cq->vcq.cq_ex.status = cq->wc[cq->head].status;
+	cq->vcq.cq_ex.wr_id = cq->wc[cq->head].wr_id;
 	return 0;
+}
+
+/* The current completion was handed to the application: drop it. */
+static void stellar_cq_consume(struct stellar_cq *cq)
+{
+	cq->head++;
+	cq->count--;
 }
 
 /* On any non-zero return the caller must not call end_poll: unlock here. */
@@ -99,65 +198,76 @@ static int stellar_start_poll(struct ibv_cq_ex *cq_ex,
 
 static int stellar_next_poll(struct ibv_cq_ex *cq_ex)
 {
-	return stellar_cq_fetch(to_stl_cq_ex(cq_ex));
+	struct stellar_cq *cq = to_stl_cq_ex(cq_ex);
+
+	stellar_cq_consume(cq);
+	return stellar_cq_fetch(cq);
 }
 
 static void stellar_end_poll(struct ibv_cq_ex *cq_ex)
 {
 	struct stellar_cq *cq = to_stl_cq_ex(cq_ex);
 
+	stellar_cq_consume(cq);
 	if (cq->locking)
 		pthread_spin_unlock(&cq->lock);
 }
 
+static const struct ibv_wc *stellar_cur_wc(struct ibv_cq_ex *cq_ex)
+{
+	struct stellar_cq *cq = to_stl_cq_ex(cq_ex);
+
+	return &cq->wc[cq->head];
+}
+
 static enum ibv_wc_opcode stellar_read_opcode(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.opcode;
+	return stellar_cur_wc(cq_ex)->opcode;
 }
 
 static uint32_t stellar_read_vendor_err(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.vendor_err;
+	return stellar_cur_wc(cq_ex)->vendor_err;
 }
 
 static uint32_t stellar_read_byte_len(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.byte_len;
+	return stellar_cur_wc(cq_ex)->byte_len;
 }
 
 static __be32 stellar_read_imm_data(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.imm_data;
+	return stellar_cur_wc(cq_ex)->imm_data;
 }
 
 static uint32_t stellar_read_qp_num(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.qp_num;
+	return stellar_cur_wc(cq_ex)->qp_num;
 }
 
 static uint32_t stellar_read_src_qp(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.src_qp;
+	return stellar_cur_wc(cq_ex)->src_qp;
 }
 
 static unsigned int stellar_read_wc_flags(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.wc_flags;
+	return stellar_cur_wc(cq_ex)->wc_flags;
 }
 
 static uint32_t stellar_read_slid(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.slid;
+	return stellar_cur_wc(cq_ex)->slid;
 }
 
 static uint8_t stellar_read_sl(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.sl;
+	return stellar_cur_wc(cq_ex)->sl;
 }
 
 static uint8_t stellar_read_dlid_path_bits(struct ibv_cq_ex *cq_ex)
 {
-	return to_stl_cq_ex(cq_ex)->wc.dlid_path_bits;
+	return stellar_cur_wc(cq_ex)->dlid_path_bits;
 }
 
 /*
@@ -205,7 +315,8 @@ struct ibv_cq_ex *stellar_create_cq_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 
-	cq = stellar_alloc_cq(!(flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED));
+	cq = stellar_alloc_cq(!(flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED),
+			      true);
 	if (!cq)
 		return NULL;
 
@@ -273,9 +384,46 @@ int stellar_destroy_cq(struct ibv_cq *ibcq)
 int stellar_poll_cq(struct ibv_cq *ibcq, int num_entries,
 		    struct ibv_wc *wc)
 {
+	struct stellar_cq *cq = to_stl_cq(ibcq);
+	int n = 0, ret;
+
 	if (num_entries < 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	return ibv_cmd_poll_cq(ibcq, num_entries, wc);
+	if (!cq->is_ex)
+		return ibv_cmd_poll_cq(ibcq, num_entries, wc);
+
+	/* An extended CQ may hold completions a batch fetched: those first. */
+	if (cq->locking)
+		pthread_spin_lock(&cq->lock);
+	while (n < num_entries) {
+		int want = num_entries - n;
+
+		if (cq->count) {
+			if ((unsigned int)want > cq->count)
+				want = (int)cq->count;
+			memcpy(wc + n, &cq->wc[cq->head], want * sizeof(*wc));
+			cq->head += want;
+			cq->count -= want;
+			n += want;
+			continue;
+		}
+		if (want > STELLAR_CQ_BATCH)
+			want = STELLAR_CQ_BATCH;
+		ret = stellar_cq_poll_cmd(cq, want, wc + n);
+		if (ret < 0) {
+			if (!n) {
+				errno = -ret;
+				n = -1;
+			}
+			break;
+		}
+		n += ret;
+		if (ret < want)
+			break;
+	}
+	if (cq->locking)
+		pthread_spin_unlock(&cq->lock);
+	return n;
 }

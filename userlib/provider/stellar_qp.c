@@ -3,14 +3,306 @@
  * libstellar: queue pairs and the ibv_qp_ex work-request builder.
  *
  * Every QP is one ib_uverbs QP; the ibv_wr_* calls of an extended QP are
- * collected here and posted with the same POST_SEND command as
- * ibv_post_send.
+ * collected here and posted, all of a batch in one POST_SEND command.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stellar.h"
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                         */
+/* ------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------ */
+/* POST_SEND and POST_RECV, built in a per-QP buffer                   */
+/*                                                                     */
+/* libibverbs' ibv_cmd_post_send/recv build the command with alloca(), */
+/* so a long list costs its whole size in stack; and one command can   */
+/* carry at most UINT16_MAX 32-bit words.  Here each QP has one buffer */
+/* per direction, allocated at creation for its queue depth (capped at */
+/* that command limit), and a list is sent as one command, or on the   */
+/* plain path as several when it does not fit.  The layout is the      */
+/* write() command ib_uverbs decodes: header, core request, the WRs,   */
+/* then all their SGEs.                                                */
+/* ------------------------------------------------------------------ */
+
+/* The most bytes one write() command can be: in_words is 16 bits. */
+#define STELLAR_CMD_MAX ((size_t)UINT16_MAX * 4 / 8 * 8)
+
+struct stellar_post_send_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_send core;
+};
+
+struct stellar_post_recv_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_recv core;
+};
+
+#define STELLAR_SEND_WQE sizeof(struct ib_uverbs_send_wr)
+#define STELLAR_RECV_WQE sizeof(struct ib_uverbs_recv_wr)
+#define STELLAR_SGE sizeof(struct ib_uverbs_sge)
+
+_Static_assert(sizeof(struct ib_uverbs_sge) == sizeof(struct ibv_sge),
+	       "SGEs are copied as they are");
+_Static_assert(sizeof(struct stellar_post_send_cmd) % 8 == 0 &&
+		       sizeof(struct stellar_post_recv_cmd) % 8 == 0 &&
+		       STELLAR_SEND_WQE % 8 == 0 && STELLAR_RECV_WQE % 8 == 0,
+	       "POST commands stay a whole number of words");
+
+/* A buffer for @nwr WRs of @nsge SGEs each, at most STELLAR_CMD_MAX. */
+static int stellar_cmd_buf_init(struct stellar_cmd_buf *cb, size_t hdr,
+				size_t wqe, uint32_t nwr, uint32_t nsge)
+{
+	size_t per = wqe + (size_t)(nsge ? nsge : 1) * STELLAR_SGE;
+	size_t size = hdr + (size_t)(nwr ? nwr : 1) * per;
+	int ret;
+
+	if (size > STELLAR_CMD_MAX || (size - hdr) / per != (nwr ? nwr : 1))
+		size = STELLAR_CMD_MAX;
+	cb->buf = malloc(size);
+	if (!cb->buf)
+		return ENOMEM;
+	ret = pthread_mutex_init(&cb->lock, NULL);
+	if (ret) {
+		free(cb->buf);
+		cb->buf = NULL;
+		return ret;
+	}
+	cb->size = size;
+	return 0;
+}
+
+static void stellar_cmd_buf_free(struct stellar_cmd_buf *cb)
+{
+	if (!cb->buf)
+		return;
+	pthread_mutex_destroy(&cb->lock);
+	free(cb->buf);
+}
+
+/* Write the command in @buf; 0 or an errno. */
+static int stellar_cmd_write(struct ibv_qp *ibqp, void *buf, size_t size)
+{
+	ssize_t n = write(ibqp->context->cmd_fd, buf, size);
+
+	if (n == (ssize_t)size)
+		return 0;
+	return n < 0 && errno ? errno : EIO;
+}
+
+/*
+ * How many WRs from @wr, at most @max, fit in @room bytes of a POST_SEND
+ * command, and their SGEs (*@nsge).  *@bad is set to the first WR that
+ * can never be posted (negative SGE count, a UD WR without an AH), which
+ * ends the count.
+ */
+static uint32_t stellar_send_fit(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+				 size_t room, uint32_t max, uint32_t *nsge,
+				 struct ibv_send_wr **bad)
+{
+	uint32_t n = 0;
+
+	*nsge = 0;
+	*bad = NULL;
+	for (; wr && n < max; wr = wr->next) {
+		size_t need;
+
+		if (wr->num_sge < 0 ||
+		    (ibqp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)) {
+			*bad = wr;
+			break;
+		}
+		need = STELLAR_SEND_WQE + (size_t)wr->num_sge * STELLAR_SGE;
+		if (need > room)
+			break;
+		room -= need;
+		*nsge += (uint32_t)wr->num_sge;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Post the first @nwr WRs of @wr (holding @nsge SGEs) as one POST_SEND
+ * command.  On failure *@bad is the WR the module refused, or @wr.
+ */
+static int stellar_send_cmd(struct stellar_qp *qp, struct ibv_send_wr *wr,
+			    uint32_t nwr, uint32_t nsge,
+			    struct ibv_send_wr **bad)
+{
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+	struct stellar_post_send_cmd *cmd = qp->sq_cmd.buf;
+	struct ib_uverbs_post_send_resp resp = {};
+	struct ib_uverbs_send_wr *k = (void *)(cmd + 1);
+	struct ib_uverbs_sge *sg = (void *)(k + nwr);
+	size_t size = (size_t)((uint8_t *)(sg + nsge) - (uint8_t *)cmd);
+	struct ibv_send_wr *i = wr;
+	uint32_t n;
+	int ret;
+
+	*cmd = (struct stellar_post_send_cmd){
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SEND,
+			.in_words = (uint16_t)(size / 4),
+			.out_words = sizeof(resp) / 4,
+		},
+		.core = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = ibqp->handle,
+			.wr_count = nwr,
+			.sge_count = nsge,
+			.wqe_size = STELLAR_SEND_WQE,
+		},
+	};
+	for (n = 0; n < nwr; n++, i = i->next, k++) {
+		*k = (struct ib_uverbs_send_wr){
+			.wr_id = i->wr_id,
+			.num_sge = (uint32_t)i->num_sge,
+			.opcode = i->opcode,
+			.send_flags = i->send_flags,
+			.ex.imm_data = i->imm_data,
+		};
+		if (ibqp->qp_type == IBV_QPT_UD) {
+			k->wr.ud.ah = i->wr.ud.ah->handle;
+			k->wr.ud.remote_qpn = i->wr.ud.remote_qpn;
+			k->wr.ud.remote_qkey = i->wr.ud.remote_qkey;
+		} else if (i->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			   i->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			k->wr.atomic.remote_addr = i->wr.atomic.remote_addr;
+			k->wr.atomic.compare_add = i->wr.atomic.compare_add;
+			k->wr.atomic.swap = i->wr.atomic.swap;
+			k->wr.atomic.rkey = i->wr.atomic.rkey;
+		} else {
+			k->wr.rdma.remote_addr = i->wr.rdma.remote_addr;
+			k->wr.rdma.rkey = i->wr.rdma.rkey;
+		}
+		if (i->num_sge) {
+			memcpy(sg, i->sg_list, (size_t)i->num_sge * STELLAR_SGE);
+			sg += i->num_sge;
+		}
+	}
+
+	ret = stellar_cmd_write(ibqp, cmd, size);
+	if (ret) {
+		*bad = wr;
+		if (resp.bad_wr && resp.bad_wr <= nwr)
+			for (n = 1; n < resp.bad_wr; n++)
+				*bad = (*bad)->next;
+	}
+	return ret;
+}
+
+/* ibv_post_send: as many commands as the list needs, in order. */
+int stellar_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr)
+{
+	struct stellar_qp *qp = to_stl_qp(ibqp);
+	struct ibv_send_wr *invalid;
+	uint32_t n, nsge;
+	int ret = 0;
+
+	pthread_mutex_lock(&qp->sq_cmd.lock);
+	while (wr) {
+		n = stellar_send_fit(ibqp, wr, qp->sq_cmd.size -
+				     sizeof(struct stellar_post_send_cmd),
+				     UINT32_MAX, &nsge, &invalid);
+		if (!n) {
+			/* Unpostable, or more SGEs than any command holds. */
+			*bad_wr = invalid ? invalid : wr;
+			ret = EINVAL;
+			break;
+		}
+		ret = stellar_send_cmd(qp, wr, n, nsge, bad_wr);
+		if (ret)
+			break;
+		while (n--)
+			wr = wr->next;
+	}
+	pthread_mutex_unlock(&qp->sq_cmd.lock);
+	return ret;
+}
+
+/* ibv_post_recv: as many commands as the list needs, in order. */
+int stellar_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	struct stellar_qp *qp = to_stl_qp(ibqp);
+	struct stellar_post_recv_cmd *cmd = qp->rq_cmd.buf;
+	int ret = 0;
+
+	pthread_mutex_lock(&qp->rq_cmd.lock);
+	while (wr) {
+		size_t room = qp->rq_cmd.size - sizeof(*cmd);
+		struct ib_uverbs_post_recv_resp resp = {};
+		struct ib_uverbs_recv_wr *k;
+		struct ib_uverbs_sge *sg;
+		struct ibv_recv_wr *i;
+		uint32_t n = 0, nsge = 0, j;
+		size_t size;
+
+		for (i = wr; i; i = i->next) {
+			size_t need;
+
+			if (i->num_sge < 0)
+				break;
+			need = STELLAR_RECV_WQE + (size_t)i->num_sge * STELLAR_SGE;
+			if (need > room)
+				break;
+			room -= need;
+			nsge += (uint32_t)i->num_sge;
+			n++;
+		}
+		if (!n) {
+			*bad_wr = wr;
+			ret = EINVAL;
+			break;
+		}
+
+		k = (void *)(cmd + 1);
+		sg = (void *)(k + n);
+		size = (size_t)((uint8_t *)(sg + nsge) - (uint8_t *)cmd);
+		*cmd = (struct stellar_post_recv_cmd){
+			.hdr = {
+				.command = IB_USER_VERBS_CMD_POST_RECV,
+				.in_words = (uint16_t)(size / 4),
+				.out_words = sizeof(resp) / 4,
+			},
+			.core = {
+				.response = (uintptr_t)&resp,
+				.qp_handle = ibqp->handle,
+				.wr_count = n,
+				.sge_count = nsge,
+				.wqe_size = STELLAR_RECV_WQE,
+			},
+		};
+		for (j = 0, i = wr; j < n; j++, i = i->next, k++) {
+			*k = (struct ib_uverbs_recv_wr){
+				.wr_id = i->wr_id,
+				.num_sge = (uint32_t)i->num_sge,
+			};
+			if (i->num_sge) {
+				memcpy(sg, i->sg_list,
+				       (size_t)i->num_sge * STELLAR_SGE);
+				sg += i->num_sge;
+			}
+		}
+		ret = stellar_cmd_write(ibqp, cmd, size);
+		if (ret) {
+			*bad_wr = wr;
+			if (resp.bad_wr && resp.bad_wr <= n)
+				for (j = 1; j < resp.bad_wr; j++)
+					*bad_wr = (*bad_wr)->next;
+			break;
+		}
+		wr = i;
+	}
+	pthread_mutex_unlock(&qp->rq_cmd.lock);
+	return ret;
+}
 
 /* ------------------------------------------------------------------ */
 /* Queue pairs                                                         */
@@ -36,10 +328,50 @@ static struct stellar_qp *stellar_alloc_qp(void)
 static void stellar_free_qp(struct stellar_qp *qp)
 {
 	pthread_spin_destroy(&qp->wr_lock);
+	stellar_cmd_buf_free(&qp->sq_cmd);
+	stellar_cmd_buf_free(&qp->rq_cmd);
 	free(qp->wr);
 	free(qp->sge);
 	free(qp->inl);
 	free(qp);
+}
+
+/*
+ * Once the module granted @cap: the command buffers, and for an extended
+ * QP the builder's arrays for a full send queue.
+ */
+static int stellar_qp_alloc_bufs(struct stellar_qp *qp,
+				 const struct ibv_qp_cap *cap, bool qp_ex)
+{
+	uint32_t sq_sge = cap->max_send_sge ? cap->max_send_sge : 1;
+	int ret;
+
+	ret = stellar_cmd_buf_init(&qp->sq_cmd,
+				   sizeof(struct stellar_post_send_cmd),
+				   STELLAR_SEND_WQE, cap->max_send_wr, sq_sge);
+	if (ret)
+		return ret;
+	ret = stellar_cmd_buf_init(&qp->rq_cmd,
+				   sizeof(struct stellar_post_recv_cmd),
+				   STELLAR_RECV_WQE, cap->max_recv_wr,
+				   cap->max_recv_sge);
+	if (ret)
+		return ret;
+	if (!qp_ex)
+		return 0;
+
+	qp->max_inline = cap->max_inline_data;
+	qp->max_sge = sq_sge;
+	qp->wr_cap = cap->max_send_wr;
+	qp->sge_cap = (size_t)qp->wr_cap * sq_sge;
+	qp->inl_cap = (size_t)qp->wr_cap * qp->max_inline;
+	/* Touched only as far as batches go: malloc, not calloc. */
+	qp->wr = malloc((qp->wr_cap ? qp->wr_cap : 1) * sizeof(*qp->wr));
+	qp->sge = malloc((qp->sge_cap ? qp->sge_cap : 1) * sizeof(*qp->sge));
+	qp->inl = malloc(qp->inl_cap ? qp->inl_cap : 1);
+	if (!qp->wr || !qp->sge || !qp->inl)
+		return ENOMEM;
+	return 0;
 }
 
 static bool stellar_qp_type_ok(enum ibv_qp_type type)
@@ -79,6 +411,13 @@ struct ibv_qp *stellar_create_qp(struct ibv_pd *pd,
 		errno = ret;
 		return NULL;
 	}
+	ret = stellar_qp_alloc_bufs(qp, &attr->cap, false);
+	if (ret) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		stellar_free_qp(qp);
+		errno = ret;
+		return NULL;
+	}
 	return &qp->vqp.qp;
 }
 
@@ -94,38 +433,10 @@ struct ibv_qp *stellar_create_qp(struct ibv_pd *pd,
 /* nothing.                                                            */
 /* ------------------------------------------------------------------ */
 
-/* WRs per POST_SEND at most: libibverbs builds that command on the stack. */
-#define STELLAR_WR_CHUNK 256
-
 static void stellar_wr_fail(struct stellar_qp *qp, int err)
 {
 	if (!qp->wr_err)
 		qp->wr_err = err;
-}
-
-/* Room for @need more @size-byte elements in *@arr, which holds *@cap. */
-static int stellar_grow(void **arr, size_t *cap, size_t used, size_t need,
-			size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap - used)
-		return 0;
-	if (need > SIZE_MAX / size - used)
-		return ENOMEM;
-	ncap = *cap ? *cap : 16;
-	while (ncap - used < need) {
-		if (ncap > SIZE_MAX / 2 / size)
-			return ENOMEM;
-		ncap *= 2;
-	}
-	p = realloc(*arr, ncap * size);
-	if (!p)
-		return ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
 }
 
 /* Start a WR: opcode, and the wr_id and wr_flags the caller has set now. */
@@ -134,14 +445,12 @@ static struct ibv_send_wr *stellar_wr_new(struct ibv_qp_ex *qpx,
 {
 	struct stellar_qp *qp = to_stl_qp_ex(qpx);
 	struct stellar_pending_wr *p;
-	int ret;
 
 	if (qp->wr_err)
 		return NULL;
-	ret = stellar_grow((void **)&qp->wr, &qp->wr_cap, qp->nwr, 1,
-			   sizeof(*qp->wr));
-	if (ret) {
-		stellar_wr_fail(qp, ret);
+	/* A batch is posted at once: it cannot be longer than the SQ. */
+	if (qp->nwr >= qp->wr_cap) {
+		stellar_wr_fail(qp, ENOMEM);
 		return NULL;
 	}
 
@@ -210,11 +519,17 @@ static void stellar_wr_abort(struct ibv_qp_ex *qpx)
 	stellar_wr_reset_unlock(to_stl_qp_ex(qpx));
 }
 
+/*
+ * The whole batch goes in one POST_SEND command, so that it is posted all
+ * or nothing (man ibv_wr_post) as far as the module checks the whole
+ * chain before posting any of it.
+ */
 static int stellar_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct stellar_qp *qp = to_stl_qp_ex(qpx);
-	struct ibv_send_wr *bad;
-	size_t i, first;
+	struct ibv_send_wr *bad, *invalid;
+	uint32_t n, nsge;
+	size_t i;
 	int ret = qp->wr_err;
 
 	for (i = 0; !ret && i < qp->nwr; i++) {
@@ -232,13 +547,24 @@ static int stellar_wr_complete(struct ibv_qp_ex *qpx)
 				.addr = (uintptr_t)(qp->inl + p->inl_off),
 				.length = p->inl_len,
 			};
-		wr->next = (i + 1) % STELLAR_WR_CHUNK && i + 1 < qp->nwr ?
-			   &qp->wr[i + 1].wr : NULL;
+		wr->next = i + 1 < qp->nwr ? &qp->wr[i + 1].wr : NULL;
 	}
 
-	/* In order; the module stops at the first WR it refuses, as we do. */
-	for (first = 0; !ret && first < qp->nwr; first += STELLAR_WR_CHUNK)
-		ret = ibv_cmd_post_send(&qpx->qp_base, &qp->wr[first].wr, &bad);
+	if (!ret && qp->nwr) {
+		pthread_mutex_lock(&qp->sq_cmd.lock);
+		n = stellar_send_fit(&qpx->qp_base, &qp->wr[0].wr,
+				     qp->sq_cmd.size -
+				     sizeof(struct stellar_post_send_cmd),
+				     UINT32_MAX, &nsge, &invalid);
+		if (invalid)
+			ret = EINVAL;
+		else if (n < qp->nwr)
+			ret = ENOMEM;	/* more than one command can carry */
+		else
+			ret = stellar_send_cmd(qp, &qp->wr[0].wr, n, nsge,
+					       &bad);
+		pthread_mutex_unlock(&qp->sq_cmd.lock);
+	}
 
 	stellar_wr_reset_unlock(qp);
 	return ret;
@@ -348,19 +674,13 @@ static void stellar_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 {
 	struct stellar_qp *qp = to_stl_qp_ex(qpx);
 	struct stellar_pending_wr *p;
-	int ret;
 
 	p = stellar_wr_cur(qp);
 	if (!p)
 		return;
-	if (num_sge > INT32_MAX) {
+	/* More than the QP has: the module would refuse the WR anyway. */
+	if (num_sge > qp->max_sge) {
 		stellar_wr_fail(qp, EINVAL);
-		return;
-	}
-	ret = stellar_grow((void **)&qp->sge, &qp->sge_cap, qp->nsge, num_sge,
-			   sizeof(*qp->sge));
-	if (ret) {
-		stellar_wr_fail(qp, ret);
 		return;
 	}
 	if (num_sge)
@@ -385,7 +705,6 @@ static void stellar_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 	struct stellar_qp *qp = to_stl_qp_ex(qpx);
 	struct stellar_pending_wr *p;
 	size_t i, total = 0;
-	int ret;
 
 	p = stellar_wr_cur(qp);
 	if (!p)
@@ -398,15 +717,7 @@ static void stellar_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 		}
 		total += buf_list[i].length;
 	}
-	ret = stellar_grow((void **)&qp->inl, &qp->inl_cap, qp->inl_len, total,
-			   1);
-	if (!ret)
-		ret = stellar_grow((void **)&qp->sge, &qp->sge_cap, qp->nsge, 1,
-				   sizeof(*qp->sge));
-	if (ret) {
-		stellar_wr_fail(qp, ret);
-		return;
-	}
+	/* Each WR has max_inline bytes and max_sge >= 1 SGEs reserved. */
 	for (i = 0; i < num_buf; i++) {
 		if (!buf_list[i].length)
 			continue;
@@ -578,9 +889,7 @@ static int stellar_check_send_ops(struct ibv_context *ibctx,
 				  const struct ibv_qp_init_attr_ex *attr,
 				  uint64_t ops)
 {
-	struct ibv_device_attr dattr;
 	uint64_t sup;
-	int ret;
 
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
@@ -597,13 +906,9 @@ static int stellar_check_send_ops(struct ibv_context *ibctx,
 		return EOPNOTSUPP;
 
 	/* The module posts atomics only if the device underneath has them. */
-	if (ops & STELLAR_SEND_OPS_ATOMIC) {
-		ret = ibv_query_device(ibctx, &dattr);
-		if (ret)
-			return ret;
-		if (dattr.atomic_cap == IBV_ATOMIC_NONE)
-			return EOPNOTSUPP;
-	}
+	if ((ops & STELLAR_SEND_OPS_ATOMIC) &&
+	    to_stl_ctx(ibctx)->atomic_cap == IBV_ATOMIC_NONE)
+		return EOPNOTSUPP;
 	return 0;
 }
 
@@ -667,9 +972,15 @@ struct ibv_qp *stellar_create_qp_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 	attr->cap = kattr.cap;
+	ret = stellar_qp_alloc_bufs(qp, &kattr.cap, qp_ex);
+	if (ret) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		stellar_free_qp(qp);
+		errno = ret;
+		return NULL;
+	}
 
 	if (qp_ex) {
-		qp->max_inline = kattr.cap.max_inline_data;
 		stellar_set_send_ops(qp, attr->send_ops_flags);
 		qp->vqp.comp_mask |= VERBS_QP_EX;
 	}

@@ -4,7 +4,7 @@
 # libstellar against the real stellar.ko, inside the test VM:
 #   scripts/vm.sh userlib/tests/vm-provider.sh      (after make; make -C userlib check)
 # Needs stellar.ko in the repository root and build/libstellar-rdmav34.so,
-# build/userlib/verbs_smoke.  Every step is logged; the exit status counts
+# build/userlib/verbs_smoke, build/userlib/verbs_batch.  Every step is logged; the exit status counts
 # the failed ones.
 set -uo pipefail
 
@@ -99,6 +99,10 @@ grep -q 'PORT_ACTIVE' "$out/devinfo-rxe0.log" && pass "rxe0 PORT_ACTIVE" ||
 step "verbs_smoke stellar0"
 timeout 120 "$repo/build/userlib/verbs_smoke" stellar0 "$gid" && pass "verbs_smoke" ||
 	fail "verbs_smoke"
+
+step "verbs_batch stellar0 (batches, long lists, ex-CQ polling, QP creation)"
+timeout 300 "$repo/build/userlib/verbs_batch" stellar0 "$gid" && pass "verbs_batch" ||
+	fail "verbs_batch"
 
 step "ibv_rc_pingpong on stellar0"
 pingpong ibv_rc_pingpong 18515 -d stellar0 -g "$gid" -n 200 && pass "rc_pingpong stellar0" ||
