@@ -40,7 +40,8 @@ static inline struct stellar_context *to_stl_ctx(struct ibv_context *ibctx)
  * Every CQ, plain or extended.  The ibv_cq_ex poll interface is built on the
  * POLL_CQ command: start_poll/next_poll fetch up to STELLAR_CQ_BATCH
  * completions at once into @wc, and serve them one by one; @wc[@head] is
- * the one the read_* callbacks answer from.  Completions fetched but not yet
+ * the one the read_* callbacks answer from, consumed by the next
+ * next_poll or end_poll.  Completions fetched but not yet
  * handed out stay in @wc for the next start_poll (or ibv_poll_cq).  @lock is
  * held from a successful start_poll to end_poll, as the API requires, unless
  * the CQ was created IBV_CREATE_CQ_ATTR_SINGLE_THREADED; it also guards
@@ -52,6 +53,7 @@ struct stellar_cq {
 	bool locking;
 	bool is_ex;
 	unsigned int head, count;	/* @wc[head...head+count) unconsumed */
+	bool cur;			/* @wc[head] handed out, not consumed */
 	struct ibv_wc wc[STELLAR_CQ_BATCH];
 	void *cmd;			/* POLL_CQ command and response */
 };

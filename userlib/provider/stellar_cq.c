@@ -168,12 +168,19 @@ static int stellar_cq_fetch(struct stellar_cq *cq)
 	}
 	cq->vcq.cq_ex.status = cq->wc[cq->head].status;
 	cq->vcq.cq_ex.wr_id = cq->wc[cq->head].wr_id;
+	cq->cur = true;
 	return 0;
 }
 
-/* The current completion was handed to the application: drop it. */
+/*
+ * The current completion was handed to the application: drop it.  After a
+ * next_poll that found nothing there is none, but end_poll still comes.
+ */
 static void stellar_cq_consume(struct stellar_cq *cq)
 {
+	if (!cq->cur)
+		return;
+	cq->cur = false;
 	cq->head++;
 	cq->count--;
 }
