@@ -330,6 +330,10 @@ static int small_stack_child(struct env *e)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RC,
 	};
+	struct ibv_qp_attr qa = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE,
+	};
 	struct recv_job j = { .e = e };
 	pthread_attr_t attr;
 	pthread_t t;
@@ -344,6 +348,10 @@ static int small_stack_child(struct env *e)
 		perror("ibv_create_qp (RQ 4096)");
 		return 2;
 	}
+	/* Receives are posted from INIT on. */
+	if (ibv_modify_qp(j.qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return 2;
 	if (pthread_attr_init(&attr) ||
 	    pthread_attr_setstacksize(&attr, 64 * 1024) ||
 	    pthread_create(&t, &attr, post_long_recv_list, &j) ||
