@@ -37,11 +37,15 @@ ipv4_gid_index() {
 
 # pingpong NAME PORT ARGS...: server and client of one ibv_*_pingpong.
 pingpong() {
-	local name=$1 port=$2 spid rc_s rc_c
+	local name=$1 port=$2 spid rc_s rc_c i
 	shift 2
 	timeout 60 "$name" -p "$port" "$@" >"$out/$name-$port-server.log" 2>&1 &
 	spid=$!
-	sleep 1
+	# Under TCG the server may take more than a second to listen.
+	for ((i = 0; i < 100; i++)); do
+		[[ -n $(ss -Hltn "sport = :$port" 2>/dev/null) ]] && break
+		sleep 0.1
+	done
 	timeout 60 "$name" -p "$port" "$@" "$ip" >"$out/$name-$port-client.log" 2>&1
 	rc_c=$?
 	wait "$spid"
