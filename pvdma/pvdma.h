@@ -34,7 +34,10 @@ enum pvdma_counter {
  *	never held while pages are pinned or a notifier is removed
  * @set: cached and in-use ranges
  * @quota_pages: most pages the device may pin (0: no quota)
- * @pinned_pages: pages pinned now by the device (in use and cached)
+ * @pinned_pages: pages pinned now by the device (in use and cached), plus
+ *	pages reserved under the quota for pins in progress; raised only under
+ *	@lock, after the quota check, so it never exceeds a quota it was
+ *	raised under
  * @live: entries not yet freed
  * @entries: every entry not yet freed, listed or not
  * @releasing: parked objects being released outside the lock

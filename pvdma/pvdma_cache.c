@@ -10,10 +10,18 @@
  * bound or pin quota needs the room, least recently used first.
  *
  * An entry is never stale: each watches its range with an mmu interval
- * notifier, and any change of the mapping (munmap, mremap, fork's
- * write-protect, process exit) takes it out of the cache.  Registrations
- * that use it keep their pages, as with any pinned registration; nobody new
- * gets them.
+ * notifier, and any change of the mapping (munmap, mremap, COW, migration,
+ * mprotect, process exit) takes it out of the cache.  Registrations that use
+ * it keep their pages, as with any pinned registration; nobody new gets
+ * them.  The pin follows the notifier's sequence protocol
+ * (mmu_interval_read_begin() before pinning, mmu_interval_read_retry()
+ * under the lock before listing), so an invalidation already under way when
+ * the notifier was inserted is not missed either.  Events that provably
+ * leave the pinned pages mapped where they were (see pvdma_event_keeps_pages())
+ * do not drop an entry.
+ *
+ * The device's pin quota is reserved under the lock before pinning, so
+ * concurrent registrations cannot pin more than the quota between them.
  *
  * Every pinned page is charged to the process (mm->pinned_vm against
  * RLIMIT_MEMLOCK, the rule ib_umem follows), to the device and to the module.
@@ -32,6 +40,12 @@
 
 /* pin_user_pages_fast() is asked for at most this many pages at a time. */
 #define PVDMA_PIN_BATCH 512
+/*
+ * Pin attempts of one entry when the range changes while it is pinned (a
+ * COW break by the pin itself is the common case); the last attempt's pages
+ * serve the registration but are not cached if that changed too.
+ */
+#define PVDMA_PIN_TRIES 2
 
 /**
  * struct pvdma_entry - pinned pages of one range of one process
@@ -40,7 +54,8 @@
  * @pages: the pinned pages, @r.first first
  * @mm: the process memory (mmgrab'ed)
  * @notifier: watches [@r.first, @r.last] of @mm
- * @invalidated: the mapping changed; never to be listed again
+ * @invalidated: the mapping changed; never to be listed again (guarded
+ *	by the cache's lock)
  * @dying: being freed; the notifier must not free it again
  * @doom: entry in a caller's list of entries to free outside the lock
  * @all: entry in the cache's list of every entry
@@ -115,6 +130,7 @@ static void pvdma_entry_free(struct pvdma_entry *e)
 
 	mmu_interval_notifier_remove(&e->notifier);
 	unpin_user_pages_dirty_lock(e->pages, n, e->r.writable);
+	/* The quota's room comes back only once the pages are unpinned. */
 	atomic64_sub(n, &e->mm->pinned_vm);
 	atomic64_sub(n, &c->pinned_pages);
 	atomic64_sub(n, &pvdma_pinned_total);
@@ -165,6 +181,36 @@ static void pvdma_trim(struct pvdma_cache *c, u64 need,
 	}
 }
 
+/**
+ * pvdma_event_keeps_pages() - does an mm change leave pinned pages in place?
+ * @event: the mmu notifier event
+ *
+ * Every page of an entry is pinned with FOLL_LONGTERM (FOLL_PIN): an
+ * anonymous page is exclusive to the process once pinned, read-only pins
+ * included (GUP unshares it first), and can be neither migrated nor merged.
+ *
+ * - MMU_NOTIFY_PROTECTION_PAGE comes from fork (copy_page_range() of COW
+ *   mappings) and from page_mkclean() (writeback).  fork copies a pinned
+ *   exclusive page for the child and leaves the parent's PTE alone; mkclean
+ *   write-protects a file page that stays in the page cache and mapped.  A
+ *   later write that does replace a page (a COW break) is MMU_NOTIFY_CLEAR.
+ * - MMU_NOTIFY_SOFT_DIRTY (clear_refs) skips pinned PTEs and write-protects
+ *   the others in place.
+ *
+ * Not these: UNMAP, CLEAR (zap, COW, KSM, migration), MIGRATE, EXCLUSIVE and
+ * RELEASE replace or remove pages, and PROTECTION_VMA (mprotect, but also
+ * NUMA hinting and userfaultfd write-protect) may take away the access the
+ * entry was pinned for, so a registration must fault again.
+ *
+ * Return: true if the entry's pages are still the ones the range maps, with
+ * the same VMA permissions.
+ */
+static bool pvdma_event_keeps_pages(enum mmu_notifier_event event)
+{
+	return event == MMU_NOTIFY_PROTECTION_PAGE ||
+	       event == MMU_NOTIFY_SOFT_DIRTY;
+}
+
 static bool pvdma_invalidate(struct mmu_interval_notifier *mni,
 			     const struct mmu_notifier_range *range,
 			     unsigned long cur_seq)
@@ -176,8 +222,13 @@ static bool pvdma_invalidate(struct mmu_interval_notifier *mni,
 		return false;
 
 	mutex_lock(&c->lock);
+	/*
+	 * Bump the sequence even for a harmless event: a pin in progress then
+	 * pins again rather than reason about pages half-way through a change.
+	 */
 	mmu_interval_set_seq(mni, cur_seq);
-	if (!e->invalidated && !e->dying) {
+	if (!e->invalidated && !e->dying &&
+	    !(e->r.listed && pvdma_event_keeps_pages(range->event))) {
 		e->invalidated = true;
 		atomic64_inc(&c->cnt[PVDMA_CNT_INVALIDATIONS]);
 		/* An idle entry goes now; one in use when its last user does. */
@@ -208,31 +259,62 @@ static int pvdma_charge_mm(struct mm_struct *mm, unsigned long npages)
 	return 0;
 }
 
-/* Make room for @npages under the device quota; false if impossible. */
-static bool pvdma_quota_room(struct pvdma_cache *c, u64 npages)
+/**
+ * pvdma_quota_reserve() - reserve room for @npages under the device quota
+ * @c: the cache
+ * @npages: pages about to be pinned
+ *
+ * The check and the reservation happen under c->lock; every increase of
+ * c->pinned_pages does, so concurrent registrations cannot both take the
+ * last room.  Idle entries are evicted to make room, and the quota is
+ * checked again once their pages are unpinned.  The caller gives the
+ * reservation back with pvdma_quota_unreserve() if the pin fails; on
+ * success it stays as the entry's charge until pvdma_entry_free().
+ *
+ * Return: 0, or -ENOMEM when the quota has no room even without idle pins.
+ */
+static int pvdma_quota_reserve(struct pvdma_cache *c, u64 npages)
 {
 	LIST_HEAD(doomed);
 	u64 used, quota;
 
-	mutex_lock(&c->lock);
-	quota = c->quota_pages;
-	used = atomic64_read(&c->pinned_pages);
-	if (quota && used + npages > quota)
-		pvdma_trim(c, used + npages - quota, &doomed);
-	mutex_unlock(&c->lock);
-	pvdma_free_list(&doomed);
-
-	return !quota || atomic64_read(&c->pinned_pages) + npages <= quota;
+	for (;;) {
+		mutex_lock(&c->lock);
+		quota = c->quota_pages;
+		used = atomic64_read(&c->pinned_pages);
+		if (!quota || (npages <= quota && used <= quota - npages)) {
+			atomic64_add(npages, &c->pinned_pages);
+			mutex_unlock(&c->lock);
+			return 0;
+		}
+		if (npages <= quota)
+			pvdma_trim(c, used + npages - quota, &doomed);
+		mutex_unlock(&c->lock);
+		/* Nothing idle left to give back: no room. */
+		if (list_empty(&doomed))
+			return -ENOMEM;
+		pvdma_free_list(&doomed);
+	}
 }
 
-/* Pin [first, last] of the current process into a new, unlisted entry. */
+static void pvdma_quota_unreserve(struct pvdma_cache *c, u64 npages)
+{
+	atomic64_sub(npages, &c->pinned_pages);
+}
+
+/*
+ * Pin [first, last] of the current process into a new, unlisted entry.  The
+ * caller has reserved the pages under the device quota.
+ */
 static struct pvdma_entry *pvdma_entry_new(struct pvdma_cache *c, u64 first,
 					   u64 last, bool writable)
 {
 	unsigned int gup = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
-	unsigned long npages = last - first + 1, done = 0;
+	unsigned long npages = last - first + 1, done = 0, seq;
 	struct mm_struct *mm = current->mm;
 	struct pvdma_entry *e;
+	unsigned int tries;
+	bool stale;
 	int ret;
 
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
@@ -266,25 +348,50 @@ static struct pvdma_entry *pvdma_entry_new(struct pvdma_cache *c, u64 first,
 	if (ret)
 		goto err_uncharge;
 
-	while (done < npages) {
-		int want = min_t(unsigned long, npages - done, PVDMA_PIN_BATCH);
-		int got;
+	for (tries = 1; ; tries++) {
+		/*
+		 * Waits out an invalidation of the range that is already under
+		 * way (one the new notifier gets no callback for); any later
+		 * one moves the sequence.
+		 */
+		seq = mmu_interval_read_begin(&e->notifier);
+		while (done < npages) {
+			int want = min_t(unsigned long, npages - done,
+					 PVDMA_PIN_BATCH);
+			int got;
 
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			goto err_unpin;
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				goto err_unpin;
+			}
+			got = pin_user_pages_fast((first + done) << PAGE_SHIFT,
+						  want, gup, e->pages + done);
+			if (got <= 0) {
+				ret = got ? got : -EFAULT;
+				goto err_unpin;
+			}
+			done += got;
+			cond_resched();
 		}
-		got = pin_user_pages_fast((first + done) << PAGE_SHIFT, want,
-					  gup, e->pages + done);
-		if (got <= 0) {
-			ret = got ? got : -EFAULT;
-			goto err_unpin;
+		/*
+		 * The callback moves the sequence under c->lock, so from here
+		 * until pvdma_entry_get() lists the entry, under the same lock,
+		 * any change sets e->invalidated.
+		 */
+		mutex_lock(&c->lock);
+		stale = mmu_interval_read_retry(&e->notifier, seq);
+		if (!stale || tries == PVDMA_PIN_TRIES) {
+			/* Changed while pinned: usable now, never cached. */
+			e->invalidated = stale;
+			mutex_unlock(&c->lock);
+			break;
 		}
-		done += got;
-		cond_resched();
+		e->invalidated = false;
+		mutex_unlock(&c->lock);
+		unpin_user_pages(e->pages, done);
+		done = 0;
 	}
 
-	atomic64_add(npages, &c->pinned_pages);
 	atomic64_add(npages, &pvdma_pinned_total);
 	atomic_inc(&c->live);
 	return e;
@@ -326,10 +433,10 @@ static struct pvdma_entry *pvdma_entry_get(struct pvdma_cache *c, u64 first,
 	mutex_unlock(&c->lock);
 	atomic64_inc(&c->cnt[PVDMA_CNT_MISSES]);
 
-	if (!pvdma_quota_room(c, npages)) {
+	if (pvdma_quota_reserve(c, npages)) {
 		atomic64_inc(&c->cnt[PVDMA_CNT_QUOTA_REFUSALS]);
 		pr_info_ratelimited("%s: pin of %llu pages refused: over the device's pin quota of %llu pages\n",
-				    c->name, npages, c->quota_pages);
+				    c->name, npages, READ_ONCE(c->quota_pages));
 		return ERR_PTR(-ENOMEM);
 	}
 
@@ -344,12 +451,14 @@ again:
 		retried = true;
 		goto again;
 	}
-	if (IS_ERR(e))
+	if (IS_ERR(e)) {
+		pvdma_quota_unreserve(c, npages);
 		return e;
+	}
 
 	mutex_lock(&c->lock);
 	list_add_tail(&e->all, &c->entries);
-	/* Changed while being pinned: usable now, but never cached. */
+	/* Changed since its pages were pinned: usable now, never cached. */
 	if (!e->invalidated)
 		pvdma_range_insert(&c->set, &e->r);
 	pvdma_trim(c, 0, &doomed);

@@ -2,10 +2,19 @@
 /*
  * Stellar PVDMA: pin cache bookkeeping (interval lookup and LRU).
  *
- * Kernel-free: builds into stellar.ko and into tests/unit/.  Lookups walk a
- * list sorted by (owner, first page), bounded by PVDMA_RANGE_MAX entries.
+ * Kernel-free: builds into stellar.ko and into tests/unit/.  Listed ranges
+ * of every owner share one interval tree keyed by page numbers; a lookup
+ * visits only the ranges that hold the request's first page.
  */
 #include "pvdma/pvdma_range.h"
+
+#include <linux/interval_tree_generic.h>
+
+#define PVDMA_R_FIRST(r) ((r)->first)
+#define PVDMA_R_LAST(r) ((r)->last)
+
+INTERVAL_TREE_DEFINE(struct pvdma_range, rb, u64, subtree_last,
+		     PVDMA_R_FIRST, PVDMA_R_LAST, static, pvdma_itree)
 
 #define pvdma_entry(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -44,19 +53,11 @@ static void pvdma_link_del(struct pvdma_link *l)
  */
 void pvdma_range_set_init(struct pvdma_range_set *set, u64 max_idle_pages)
 {
-	pvdma_link_init(&set->by_addr);
+	set->tree = RB_ROOT_CACHED;
 	pvdma_link_init(&set->lru);
 	set->nr = 0;
 	set->idle_pages = 0;
 	set->max_idle_pages = max_idle_pages;
-}
-
-static bool pvdma_range_before(const struct pvdma_range *a, const void *owner,
-			       u64 first)
-{
-	if (a->owner != owner)
-		return (const char *)a->owner < (const char *)owner;
-	return a->first <= first;
 }
 
 /**
@@ -74,14 +75,11 @@ struct pvdma_range *pvdma_range_find(struct pvdma_range_set *set,
 				     const void *owner, u64 first, u64 last,
 				     bool writable)
 {
-	struct pvdma_link *l;
+	struct pvdma_range *r;
 
-	for (l = set->by_addr.next; l != &set->by_addr; l = l->next) {
-		struct pvdma_range *r = pvdma_entry(l, struct pvdma_range,
-						    by_addr);
-
-		if (!pvdma_range_before(r, owner, first))
-			break;
+	/* Every range holding @first, of any owner; check the rest. */
+	for (r = pvdma_itree_iter_first(&set->tree, first, first); r;
+	     r = pvdma_itree_iter_next(r, first, first)) {
 		if (r->owner == owner && r->last >= last &&
 		    (r->writable || !writable))
 			return r;
@@ -99,22 +97,13 @@ struct pvdma_range *pvdma_range_find(struct pvdma_range_set *set,
  */
 bool pvdma_range_insert(struct pvdma_range_set *set, struct pvdma_range *r)
 {
-	struct pvdma_link *l;
-
-	pvdma_link_init(&r->by_addr);
+	RB_CLEAR_NODE(&r->rb);
 	pvdma_link_init(&r->lru);
 	r->listed = false;
 	if (set->nr >= PVDMA_RANGE_MAX)
 		return false;
 
-	for (l = set->by_addr.next; l != &set->by_addr; l = l->next) {
-		struct pvdma_range *o = pvdma_entry(l, struct pvdma_range,
-						    by_addr);
-
-		if (!pvdma_range_before(o, r->owner, r->first))
-			break;
-	}
-	pvdma_link_add_before(&r->by_addr, l);
+	pvdma_itree_insert(r, &set->tree);
 	r->listed = true;
 	set->nr++;
 	if (!r->refs) {
@@ -167,7 +156,8 @@ bool pvdma_range_put(struct pvdma_range_set *set, struct pvdma_range *r)
 bool pvdma_range_unlist(struct pvdma_range_set *set, struct pvdma_range *r)
 {
 	if (r->listed) {
-		pvdma_link_del(&r->by_addr);
+		pvdma_itree_remove(r, &set->tree);
+		RB_CLEAR_NODE(&r->rb);
 		if (!r->refs) {
 			pvdma_link_del(&r->lru);
 			set->idle_pages -= pvdma_range_pages(r);

@@ -9,21 +9,25 @@
  * into stellar.ko and into userspace unit tests.
  *
  * The set does no locking and no memory management: the caller serialises
- * every call and owns the nodes.
+ * every call and owns the nodes.  Listed ranges sit in an interval tree
+ * (the kernel's generic augmented rbtree), so a lookup costs O(log n + k)
+ * for k listed ranges that hold the request's first page.
  */
 #ifndef PVDMA_RANGE_H
 #define PVDMA_RANGE_H
 
 #ifdef __KERNEL__
 #include <linux/types.h>
+#include <linux/rbtree.h>
 #else
+/* Userspace: tools/include of the kernel source (see tests/unit/Makefile). */
 #include <stdbool.h>
-#include <stdint.h>
 #include <stddef.h>
-typedef uint64_t u64;
+#include <linux/types.h>
+#include <linux/rbtree.h>
 #endif
 
-/* Most ranges one set may hold; lookups walk them. */
+/* Most ranges one set may hold (a bound on the nodes callers keep). */
 #define PVDMA_RANGE_MAX 8192
 
 struct pvdma_link {
@@ -38,7 +42,9 @@ struct pvdma_link {
  * @writable: pinned for write; serves read-only requests too
  * @refs: registrations using it
  * @listed: findable by pvdma_range_find() (not invalidated)
- * @by_addr: entry in the set's list of listed ranges, sorted by owner, first
+ * @rb: node in the set's interval tree of listed ranges, keyed by
+ *	[@first, @last]
+ * @subtree_last: largest @last in @rb's subtree (interval tree augment)
  * @lru: entry in the set's idle list while @refs is zero and @listed
  */
 struct pvdma_range {
@@ -48,20 +54,21 @@ struct pvdma_range {
 	bool writable;
 	unsigned int refs;
 	bool listed;
-	struct pvdma_link by_addr;
+	struct rb_node rb;
+	u64 subtree_last;
 	struct pvdma_link lru;
 };
 
 /**
  * struct pvdma_range_set - the ranges of one device
- * @by_addr: listed ranges, sorted by (owner, first)
+ * @tree: listed ranges of every owner, as an interval tree of pages
  * @lru: idle listed ranges, least recently used first
  * @nr: listed ranges
  * @idle_pages: pages of idle listed ranges
  * @max_idle_pages: bound on @idle_pages; beyond it the oldest are evicted
  */
 struct pvdma_range_set {
-	struct pvdma_link by_addr;
+	struct rb_root_cached tree;
 	struct pvdma_link lru;
 	unsigned int nr;
 	u64 idle_pages;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
@@ -400,32 +402,139 @@ static int remapped_address_gets_new_pages_not_stale_cache(void)
 	return ret;
 }
 
-static int fork_drops_cached_pins_of_parent(void)
+/*
+ * fork write-protects the parent's COW mappings (MMU_NOTIFY_PROTECTION_PAGE)
+ * but copies pinned pages for the child: the parent keeps mapping exactly
+ * the pages the cache holds, so its cached pins stay valid.  Re-registering
+ * is a hit, and the peer's bytes land in the parent's memory, not the
+ * child's.
+ */
+static int fork_keeps_parent_pins_cached_and_writes_land_in_parent(void)
+{
+	size_t len = 8 * PAGE;
+	char *buf = map_pages(len, NULL), *src = malloc(len);
+	long long hits, misses;
+	struct ibv_mr *mr;
+	int go[2], st, ret = 0;
+	size_t i;
+	pid_t pid;
+
+	if (!buf || !src || pipe(go))
+		return fail("setup");
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr)
+		return fail("first reg: %s", strerror(errno));
+	ibv_dereg_mr(mr);			/* cached, idle */
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		/*
+		 * The child writes its copy, then checks it after the peer's
+		 * write to the parent.
+		 */
+		memset(buf, 0x33, len);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(3);
+		for (i = 0; i < len; i++)
+			if (buf[i] != 0x33)
+				_exit(1);
+		_exit(0);
+	}
+	close(go[0]);
+	hits = counter("pin_cache_hits");
+	misses = counter("pin_cache_misses");
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr) {
+		ret = fail("reg after fork: %s", strerror(errno));
+		goto out_child;
+	}
+	if (counter("pin_cache_hits") != hits + 1 ||
+	    counter("pin_cache_misses") != misses) {
+		ret = fail("after fork: hits +%lld misses +%lld, want +1 +0",
+			   counter("pin_cache_hits") - hits,
+			   counter("pin_cache_misses") - misses);
+		goto out_mr;
+	}
+	for (i = 0; i < len; i++)
+		src[i] = (char)(i * 13 + 5);
+	if (peer_write(src, len, (uintptr_t)buf, mr->rkey))
+		ret = -1;
+	else if (memcmp(buf, src, len))
+		ret = fail("peer's bytes did not land in the parent's memory");
+out_mr:
+	ibv_dereg_mr(mr);
+out_child:
+	if (write(go[1], "g", 1) != 1)
+		ret = ret ? ret : fail("pipe");
+	close(go[1]);
+	waitpid(pid, &st, 0);
+	if (!ret && (!WIFEXITED(st) || WEXITSTATUS(st)))
+		ret = fail("child's copy changed or child failed (status %d)",
+			   WEXITSTATUS(st));
+	free(src);
+	munmap(buf, len);
+	return ret;
+}
+
+/* Clearing soft-dirty bits leaves pinned pages mapped: pins stay cached. */
+static int clear_soft_dirty_keeps_pins_cached(void)
 {
 	size_t len = 8 * PAGE;
 	char *buf = map_pages(len, NULL);
-	long long inval, misses;
+	long long hits, misses;
 	struct ibv_mr *mr;
-	pid_t pid;
-	int st;
+	FILE *f;
 
-	ibv_dereg_mr(ibv_reg_mr(A.pd, buf, len, RW));
-	inval = counter("pin_cache_invalidations");
-	pid = fork();
-	if (pid == 0)
-		_exit(0);
-	waitpid(pid, &st, 0);
-	if (counter("pin_cache_invalidations") <= inval)
-		return fail("fork did not invalidate the cached range");
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr)
+		return fail("first reg: %s", strerror(errno));
+	ibv_dereg_mr(mr);
+	f = fopen("/proc/self/clear_refs", "w");
+	if (!f || fputs("4\n", f) < 0 || fclose(f))
+		return fail("cannot write /proc/self/clear_refs");
+	hits = counter("pin_cache_hits");
 	misses = counter("pin_cache_misses");
 	mr = ibv_reg_mr(A.pd, buf, len, RW);
 	if (!mr)
-		return fail("reg after fork: %s", strerror(errno));
+		return fail("reg after clear_refs: %s", strerror(errno));
 	ibv_dereg_mr(mr);
-	if (counter("pin_cache_misses") != misses + 1)
-		return fail("registration after fork did not re-pin");
 	munmap(buf, len);
+	if (counter("pin_cache_hits") != hits + 1 ||
+	    counter("pin_cache_misses") != misses)
+		return fail("after clear_refs: hits +%lld misses +%lld, want +1 +0",
+			    counter("pin_cache_hits") - hits,
+			    counter("pin_cache_misses") - misses);
 	return 0;
+}
+
+/*
+ * mprotect (and NUMA hinting, the same event) still drops cached pins: a
+ * writable registration of memory made read-only must fault and fail, not
+ * be served writable pins from the cache.
+ */
+static int mprotect_read_only_refuses_cached_writable_pins(void)
+{
+	size_t len = 8 * PAGE;
+	char *buf = map_pages(len, NULL);
+	struct ibv_mr *mr;
+	int ret = 0;
+
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr)
+		return fail("first reg: %s", strerror(errno));
+	ibv_dereg_mr(mr);
+	if (mprotect(buf, len, PROT_READ))
+		return fail("mprotect: %s", strerror(errno));
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (mr || errno != EFAULT)
+		ret = fail("writable reg of read-only memory: %s, want EFAULT",
+			   mr ? "registered" : strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	munmap(buf, len);
+	return ret;
 }
 
 static int over_device_quota_is_enomem(void)
@@ -520,6 +629,315 @@ static int rkeys_do_not_repeat_over_600_reregistrations(void)
 	return 0;
 }
 
+/* ---- concurrent registrations under a quota ---- */
+
+enum { QUOTA_THREADS = 32 };
+#define QUOTA_BYTES (16UL << 20)
+#define QUOTA_REGION (10UL << 20)	/* more than half the quota */
+
+static pthread_barrier_t quota_bar;
+static int quota_running;
+static long long quota_max_pinned;
+
+struct quota_arg {
+	char *buf;
+	struct ibv_mr *mr;
+	int err;
+};
+
+static void *quota_reg(void *p)
+{
+	struct quota_arg *a = p;
+
+	pthread_barrier_wait(&quota_bar);
+	a->mr = ibv_reg_mr(A.pd, a->buf, QUOTA_REGION, RW);
+	a->err = a->mr ? 0 : errno;
+	return NULL;
+}
+
+static void *quota_sample(void *p)
+{
+	(void)p;
+	pthread_barrier_wait(&quota_bar);
+	while (__atomic_load_n(&quota_running, __ATOMIC_ACQUIRE)) {
+		long long n = pinned();
+
+		if (n > quota_max_pinned)
+			quota_max_pinned = n;
+	}
+	return NULL;
+}
+
+/*
+ * 32 threads register distinct regions of 10 MiB at once under a 16 MiB
+ * quota: at most one may succeed, the others get ENOMEM and count as quota
+ * refusals, and pinned_pages never goes over the quota, not even for a
+ * moment.
+ */
+static int concurrent_registrations_stay_within_quota(void)
+{
+	long long saved_quota = sysfs_read("pin_quota_bytes");
+	long long saved_cache = sysfs_read("pin_cache_bytes");
+	long long refusals, quota_pages = QUOTA_BYTES / PAGE;
+	static struct quota_arg args[QUOTA_THREADS];
+	pthread_t th[QUOTA_THREADS], sampler;
+	int i, ok = 0, enomem = 0, other = 0, ret = 0;
+
+	/* Start from nothing pinned: drop idle pins of earlier subtests. */
+	sysfs_write("pin_cache_bytes", 0);
+	sysfs_write("pin_cache_bytes", saved_cache);
+	if (pinned() != 0)
+		return fail("%lld pages pinned before the test", pinned());
+	for (i = 0; i < QUOTA_THREADS; i++) {
+		args[i].buf = mmap(NULL, QUOTA_REGION, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+				   -1, 0);
+		if (args[i].buf == MAP_FAILED)
+			return fail("mmap %d: %s", i, strerror(errno));
+		args[i].mr = NULL;
+	}
+	if (sysfs_write("pin_quota_bytes", QUOTA_BYTES))
+		return fail("cannot set pin_quota_bytes");
+	refusals = counter("pin_quota_refusals");
+	quota_max_pinned = 0;
+	__atomic_store_n(&quota_running, 1, __ATOMIC_RELEASE);
+	pthread_barrier_init(&quota_bar, NULL, QUOTA_THREADS + 1);
+	pthread_create(&sampler, NULL, quota_sample, NULL);
+	for (i = 0; i < QUOTA_THREADS; i++)
+		pthread_create(&th[i], NULL, quota_reg, &args[i]);
+	for (i = 0; i < QUOTA_THREADS; i++)
+		pthread_join(th[i], NULL);
+	__atomic_store_n(&quota_running, 0, __ATOMIC_RELEASE);
+	pthread_join(sampler, NULL);
+	pthread_barrier_destroy(&quota_bar);
+	if (pinned() > quota_max_pinned)
+		quota_max_pinned = pinned();
+
+	for (i = 0; i < QUOTA_THREADS; i++) {
+		if (args[i].mr)
+			ok++;
+		else if (args[i].err == ENOMEM)
+			enomem++;
+		else
+			other++;
+	}
+	printf("  quota: %d registered, %d ENOMEM, %d other; pinned_pages max %lld of quota %lld\n",
+	       ok, enomem, other, quota_max_pinned, quota_pages);
+	if (ok > (int)(QUOTA_BYTES / QUOTA_REGION))
+		ret = fail("%d of %d registrations of %lu MiB under a %lu MiB quota succeeded",
+			   ok, QUOTA_THREADS, QUOTA_REGION >> 20,
+			   QUOTA_BYTES >> 20);
+	else if (quota_max_pinned > quota_pages)
+		ret = fail("pinned_pages reached %lld, quota %lld",
+			   quota_max_pinned, quota_pages);
+	else if (other || ok + enomem != QUOTA_THREADS)
+		ret = fail("%d refusals were not ENOMEM", other);
+	else if (counter("pin_quota_refusals") - refusals != enomem)
+		ret = fail("pin_quota_refusals +%lld, want +%d",
+			   counter("pin_quota_refusals") - refusals, enomem);
+	else if (ok != 1)
+		ret = fail("no registration succeeded under the quota");
+
+	for (i = 0; i < QUOTA_THREADS; i++) {
+		if (args[i].mr)
+			ibv_dereg_mr(args[i].mr);
+		munmap(args[i].buf, QUOTA_REGION);
+	}
+	sysfs_write("pin_quota_bytes", saved_quota);
+	/* Invalidated idle pins are released by a worker: allow it 2 s. */
+	for (i = 0; i < 200 && pinned() != 0; i++)
+		usleep(10000);
+	if (!ret && pinned() != 0)
+		ret = fail("%lld pages still pinned after dereg and munmap",
+			   pinned());
+	return ret;
+}
+
+/* ---- munmap racing a registration of the same address ---- */
+
+/*
+ * The mapping is large and only its last pages are registered: munmap
+ * starts its invalidation for the whole range, then zaps page by page, so a
+ * registration of the tail finds its PTEs still present for a while.
+ */
+#define RACE_LEN (32UL << 20)
+#define RACE_REG (64UL << 10)
+enum { RACE_ITERS = 400, RACE_SECONDS = 60 };
+
+static pthread_barrier_t race_bar;
+static char *race_addr;
+static int race_stop;
+static int race_regs_ok;
+
+static int race_stopped(void)
+{
+	return __atomic_load_n(&race_stop, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Map anonymous memory into the hole at race_addr.  It must be a hole: a
+ * mapping replaced with MAP_FIXED would be an unmap the notifier sees,
+ * which hides the bug.  0, or -1 if something else took the address.
+ */
+static int race_map(void)
+{
+	void *m = mmap(race_addr, RACE_LEN, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		       -1, 0);
+
+	static int said;
+
+	if (m == race_addr)
+		return 0;
+	if (!said++)
+		printf("  race: cannot map at %p: %s\n", (void *)race_addr,
+		       m == MAP_FAILED ? strerror(errno) : "placed elsewhere");
+	if (m != MAP_FAILED)
+		munmap(m, RACE_LEN);
+	return -1;
+}
+
+static void *race_unmapper(void *p)
+{
+	int mapped;
+
+	(void)p;
+	pthread_barrier_wait(&race_bar);		/* ready */
+	pthread_barrier_wait(&race_bar);		/* address chosen */
+	while (!race_stopped()) {
+		mapped = !race_map();
+		if (mapped)
+			memset(race_addr, 0x44, RACE_LEN);
+		pthread_barrier_wait(&race_bar);	/* go */
+		if (mapped)
+			munmap(race_addr, RACE_LEN);
+		pthread_barrier_wait(&race_bar);	/* done */
+		pthread_barrier_wait(&race_bar);	/* checked */
+	}
+	return NULL;
+}
+
+static void *race_registrar(void *p)
+{
+	static char warm[PAGE] __attribute__((aligned(4096)));
+	unsigned int round = 0;
+
+	(void)p;
+	/* Warm up: this thread's allocations are made before race_addr. */
+	ibv_dereg_mr(ibv_reg_mr(A.pd, warm, PAGE, RW));
+	pthread_barrier_wait(&race_bar);		/* ready */
+	pthread_barrier_wait(&race_bar);		/* address chosen */
+	while (!race_stopped()) {
+		struct ibv_mr *mr;
+		volatile unsigned int spin;
+
+		pthread_barrier_wait(&race_bar);
+		/* Vary where in the munmap the registration lands. */
+		for (spin = 0; spin < (round++ % 16) * 2000; spin++)
+			;
+		mr = ibv_reg_mr(A.pd, race_addr + RACE_LEN - RACE_REG,
+				RACE_REG, RW);
+		if (mr) {
+			race_regs_ok++;
+			ibv_dereg_mr(mr);	/* the pins stay cached */
+		}
+		pthread_barrier_wait(&race_bar);
+		pthread_barrier_wait(&race_bar);
+	}
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/*
+ * One thread maps, touches and unmaps a fixed address while another
+ * registers it (the pins it got stay cached after dereg).  After each
+ * round, memory mapped anew at that address is registered and written by
+ * the peer: the bytes must land in the current mapping, whatever the race
+ * left in the cache.  A stale entry from a notifier inserted during the
+ * munmap's invalidation would serve the old, unmapped pages.
+ */
+static int racing_munmap_never_leaves_stale_pages_cached(void)
+{
+	char *src = malloc(RACE_REG), *tail, *guard;
+	double end = now_s() + RACE_SECONDS;
+	int it, ret = 0, checked = 0;
+	pthread_t t1, t2;
+	struct ibv_mr *mr;
+	size_t i;
+
+	if (!src)
+		return fail("setup");
+	memset(src, 0x55, RACE_REG);
+	__atomic_store_n(&race_stop, 0, __ATOMIC_RELEASE);
+	race_regs_ok = 0;
+	pthread_barrier_init(&race_bar, NULL, 3);
+	pthread_create(&t1, NULL, race_unmapper, NULL);
+	pthread_create(&t2, NULL, race_registrar, NULL);
+	/*
+	 * A hole for the race, chosen once the threads have their memory,
+	 * between two reserved guards so no bigger allocation can use it.
+	 */
+	pthread_barrier_wait(&race_bar);		/* ready */
+	guard = mmap(NULL, 3 * RACE_LEN, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED)
+		guard = NULL;
+	race_addr = guard ? guard + RACE_LEN : NULL;
+	if (guard)
+		munmap(race_addr, RACE_LEN);
+	tail = race_addr + RACE_LEN - RACE_REG;
+	pthread_barrier_wait(&race_bar);		/* address chosen */
+	for (it = 0; ; it++) {
+		pthread_barrier_wait(&race_bar);	/* go */
+		pthread_barrier_wait(&race_bar);	/* done */
+		if (!race_map()) {
+			memset(tail, 0xAA, RACE_REG);
+			mr = ibv_reg_mr(A.pd, tail, RACE_REG, RW);
+			if (!mr) {
+				ret = fail("round %d: reg: %s", it,
+					   strerror(errno));
+			} else {
+				if (peer_write(src, RACE_REG, (uintptr_t)tail,
+					       mr->rkey))
+					ret = -1;
+				for (i = 0; !ret && i < RACE_REG; i += PAGE)
+					if (tail[i] != 0x55)
+						ret = fail("round %d: page %zu kept 0x%02x: the peer wrote into stale pinned pages",
+							   it, i / PAGE,
+							   tail[i] & 0xff);
+				ibv_dereg_mr(mr);
+				checked++;
+			}
+			munmap(race_addr, RACE_LEN);
+		}
+		if (ret || it + 1 >= RACE_ITERS || now_s() > end)
+			__atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
+		pthread_barrier_wait(&race_bar);	/* checked */
+		if (race_stopped())
+			break;
+	}
+	pthread_join(t1, NULL);
+	pthread_join(t2, NULL);
+	pthread_barrier_destroy(&race_bar);
+	if (guard) {
+		munmap(guard, RACE_LEN);
+		munmap(guard + 2 * RACE_LEN, RACE_LEN);
+	}
+	free(src);
+	printf("  race: %d rounds, %d checked, %d registrations succeeded\n",
+	       it + 1, checked, race_regs_ok);
+	if (!ret && !checked)
+		ret = fail("no round could map the address again");
+	return ret;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -532,7 +950,11 @@ static const struct {
 	T(idle_bound_zero_releases_pins_at_deregistration),
 	T(lru_evicts_oldest_idle_first),
 	T(remapped_address_gets_new_pages_not_stale_cache),
-	T(fork_drops_cached_pins_of_parent),
+	T(fork_keeps_parent_pins_cached_and_writes_land_in_parent),
+	T(clear_soft_dirty_keeps_pins_cached),
+	T(mprotect_read_only_refuses_cached_writable_pins),
+	T(concurrent_registrations_stay_within_quota),
+	T(racing_munmap_never_leaves_stale_pages_cached),
 	T(over_device_quota_is_enomem),
 	T(over_memlock_limit_is_enomem),
 	T(rkeys_do_not_repeat_over_600_reregistrations),
@@ -546,10 +968,18 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "a:b:g:t:")) != -1) {
 		switch (c) {
-		case 'a': dev_a = optarg; break;
-		case 'b': dev_b = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		case 't': only = optarg; break;
+		case 'a':
+			dev_a = optarg;
+			break;
+		case 'b':
+			dev_b = optarg;
+			break;
+		case 'g':
+			gid_index = atoi(optarg);
+			break;
+		case 't':
+			only = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: %s -a DEV -b PEER [-g GID] [-t TEST]\n",
 				argv[0]);

@@ -218,6 +218,128 @@ static void full_set_refuses_insert(void)
 	printf("PASS %s\n", __func__);
 }
 
+static void nested_and_overlapping_ranges_are_all_found(void)
+{
+	struct pvdma_range_set s;
+	struct pvdma_range *outer = mk(mm_a, 100, 199, false, 1);
+	struct pvdma_range *inner = mk(mm_a, 120, 129, true, 1);
+	struct pvdma_range *left = mk(mm_a, 50, 110, true, 1);
+	struct pvdma_range *right = mk(mm_a, 190, 300, true, 1);
+	struct pvdma_range *other = mk(mm_b, 0, 1000, true, 1);
+
+	pvdma_range_set_init(&s, 1000);
+	pvdma_range_insert(&s, other);
+	pvdma_range_insert(&s, outer);
+	pvdma_range_insert(&s, inner);
+	pvdma_range_insert(&s, left);
+	pvdma_range_insert(&s, right);
+	/* Writable inside inner: only inner (outer is read-only). */
+	CHECK(pvdma_range_find(&s, mm_a, 121, 125, true) == inner);
+	/* Read-only inside inner: inner or outer both hold it. */
+	CHECK(pvdma_range_find(&s, mm_a, 121, 125, false) == inner ||
+	      pvdma_range_find(&s, mm_a, 121, 125, false) == outer);
+	/* Read-only across inner's end: only outer. */
+	CHECK(pvdma_range_find(&s, mm_a, 125, 150, false) == outer);
+	CHECK(!pvdma_range_find(&s, mm_a, 125, 150, true));
+	/* Where left and outer overlap: each covers its own part only. */
+	CHECK(pvdma_range_find(&s, mm_a, 100, 110, true) == left);
+	CHECK(!pvdma_range_find(&s, mm_a, 105, 111, true));
+	CHECK(pvdma_range_find(&s, mm_a, 105, 111, false) == outer);
+	CHECK(pvdma_range_find(&s, mm_a, 195, 300, true) == right);
+	CHECK(!pvdma_range_find(&s, mm_a, 99, 300, false));
+	/* mm_b's huge range never serves mm_a, and vice versa. */
+	CHECK(!pvdma_range_find(&s, mm_a, 0, 10, false));
+	CHECK(pvdma_range_find(&s, mm_b, 120, 125, true) == other);
+	/* Unlisting inner leaves outer for reads and nothing for writes. */
+	pvdma_range_unlist(&s, inner);
+	CHECK(pvdma_range_find(&s, mm_a, 121, 125, false) == outer);
+	CHECK(!pvdma_range_find(&s, mm_a, 121, 125, true));
+	pvdma_range_unlist(&s, outer);
+	CHECK(!pvdma_range_find(&s, mm_a, 121, 125, false));
+	CHECK(pvdma_range_find(&s, mm_a, 60, 110, false) == left);
+	CHECK(s.nr == 3);
+	free(outer);
+	free(inner);
+	free(left);
+	free(right);
+	free(other);
+	passed++;
+	printf("PASS %s\n", __func__);
+}
+
+/* Reference answer: does any listed range of the array cover the request? */
+static bool brute_covered(struct pvdma_range **all, int n, const void *owner,
+			  u64 first, u64 last, bool writable)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (all[i]->listed && all[i]->owner == owner &&
+		    all[i]->first <= first && all[i]->last >= last &&
+		    (all[i]->writable || !writable))
+			return true;
+	return false;
+}
+
+/*
+ * Thousands of random ranges of two owners at the same addresses, inserted
+ * and unlisted at random: every lookup agrees with a brute-force scan, and
+ * what it returns really covers the request.
+ */
+static void many_random_ranges_agree_with_brute_force(void)
+{
+	enum { N = 6000, OPS = 40000 };
+	struct pvdma_range_set s;
+	struct pvdma_range **all = calloc(N, sizeof(*all));
+	unsigned int seed = 12345;
+	int i, op, listed = 0;
+
+	pvdma_range_set_init(&s, ~0ULL);
+	for (i = 0; i < N; i++) {
+		u64 first = (u64)(rand_r(&seed) % 20000);
+		u64 len = (u64)(rand_r(&seed) % 64);
+
+		all[i] = mk(i & 1 ? mm_b : mm_a, first, first + len,
+			    rand_r(&seed) & 1, 1);
+	}
+	for (op = 0; op < OPS; op++) {
+		struct pvdma_range *r = all[rand_r(&seed) % N], *got;
+		const void *owner = rand_r(&seed) & 1 ? mm_b : mm_a;
+		u64 first = (u64)(rand_r(&seed) % 20100);
+		u64 last = first + (u64)(rand_r(&seed) % 40);
+		bool w = rand_r(&seed) & 1;
+
+		switch (rand_r(&seed) % 3) {
+		case 0:
+			if (!r->listed) {
+				CHECK(pvdma_range_insert(&s, r));
+				listed++;
+			}
+			break;
+		case 1:
+			if (r->listed) {
+				pvdma_range_unlist(&s, r);
+				listed--;
+			}
+			break;
+		default:
+			got = pvdma_range_find(&s, owner, first, last, w);
+			CHECK(!!got == brute_covered(all, N, owner, first,
+						     last, w));
+			CHECK(!got || (got->listed && got->owner == owner &&
+				       got->first <= first &&
+				       got->last >= last &&
+				       (got->writable || !w)));
+		}
+		CHECK(s.nr == (unsigned int)listed);
+	}
+	for (i = 0; i < N; i++)
+		free(all[i]);
+	free(all);
+	passed++;
+	printf("PASS %s\n", __func__);
+}
+
 int main(void)
 {
 	find_returns_range_that_covers_request();
@@ -229,6 +351,8 @@ int main(void)
 	unlisted_range_in_use_is_freed_by_last_put();
 	unlisting_idle_range_frees_it_once();
 	full_set_refuses_insert();
+	nested_and_overlapping_ranges_are_all_found();
+	many_random_ranges_agree_with_brute_force();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
