@@ -24,6 +24,8 @@
 #define STL_MAX_MR		16384
 #define STL_MAX_AH		4096
 #define STL_MAX_MR_PAGES	(1UL << 20)	/* 4 GiB of 4 KiB pages */
+/* Longest MR: any start offset still fits in STL_MAX_MR_PAGES pages. */
+#define STL_MAX_MR_SIZE		((STL_MAX_MR_PAGES - 1) << PAGE_SHIFT)
 #define STL_MAX_MSG_SIZE	(1U << 31)
 #define STL_REG_TIMEOUT_MS	10000
 
@@ -59,6 +61,8 @@ struct stl_parent;
  * @n_mr: MRs alive now
  * @n_ah: AHs alive now
  * @pins: pinned pages, pin cache and pin quota of this device
+ * @reg_flags: STL_REG_* bits: how far the parent still executes REG_MR and
+ *	LOCAL_INV (atomic bitops, stl_mr.c)
  * @cnt: counters, indexed by enum stl_counter
  */
 struct stl_dev {
@@ -73,6 +77,7 @@ struct stl_dev {
 	struct mutex qp_lifecycle;
 	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah;
 	struct pvdma_cache pins;
+	unsigned long reg_flags;
 	atomic64_t cnt[STL_NUM_COUNTERS];
 };
 
@@ -92,6 +97,8 @@ struct stl_ucontext {
  * @reg_lock: guards the registration QP and its CQ (lazily created)
  * @reg_cq: CQ of @reg_qp, polled directly
  * @reg_qp: parent RC QP connected to itself, posts REG_MR for this PD
+ * @reg_rebuilt: jiffies of the last rebuild of @reg_qp after it failed a
+ *	work request (rate-limits the retries; @reg_lock)
  */
 struct stl_pd {
 	struct ib_pd ibpd;
@@ -99,6 +106,7 @@ struct stl_pd {
 	struct mutex reg_lock;
 	struct ib_cq *reg_cq;
 	struct ib_qp *reg_qp;
+	unsigned long reg_rebuilt;
 };
 
 static inline struct stl_pd *to_stl_pd(struct ib_pd *ibpd)
@@ -238,6 +246,7 @@ static inline void stl_count(struct stl_dev *sdev, enum stl_counter c, s64 n)
 extern const struct ib_device_ops stl_dev_ops;
 
 /* stl_verbs.c */
+u64 stl_max_mr_size(struct stl_dev *sdev);
 int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		     struct ib_udata *udata);
 int stl_query_port(struct ib_device *ibdev, u32 port,
@@ -293,6 +302,7 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      struct ib_udata *udata);
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 void stl_pd_reg_teardown(struct stl_pd *spd);
+void stl_mr_parent_lost(struct stl_dev *sdev);
 
 /* stl_stats.c */
 struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,

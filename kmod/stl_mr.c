@@ -14,11 +14,24 @@
  * working before dereg returns) and parks it with the pins in the pin cache:
  * registering the same region again takes it back and re-validates it under
  * a new key with one REG_MR, instead of building a new MR over the pages.
+ *
+ * The registration QP must not be disturbed by other tenants, who share the
+ * parent and its GIDs: it starts at a random PSN and its path names a
+ * loopback address as the remote end, a source no tenant can send from and
+ * that the IP stack drops when it arrives from the network, so a parent that
+ * checks packet addresses (rxe) never hands it a packet.  Should it still end
+ * up in error, it is rebuilt and the work request retried once.
+ *
+ * A parent that stops completing work requests (a REG_MR or LOCAL_INV timed
+ * out), reported DEVICE_FATAL or is going away gets no more LOCAL_INV:
+ * deregistration frees the parent MR at once (that invalidates its keys as
+ * well), so tearing down thousands of MRs never waits for each in turn.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
 #include <linux/etherdevice.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 
@@ -28,15 +41,45 @@
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                      \
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |                     \
 	 IB_ACCESS_RELAXED_ORDERING)
-#define STL_REG_PSN 0x5a5a
+/* stl_dev.reg_flags */
+enum {
+	STL_REG_STALLED,	/* a work request timed out, none completed since */
+	STL_REG_LOST,		/* parent fatal or going away: post nothing more */
+};
 
-/* Bring the registration QP from RESET to RTS, connected to itself. */
+/* Least time between two rebuild-and-retry of one PD's registration QP. */
+#define STL_REG_RETRY_INTERVAL	(HZ / 10)
+
+/*
+ * The registration QP's remote end: a loopback address of the source GID's
+ * family, which no GID table of a RoCE port holds and which the IP stack
+ * drops as a source on any other interface (so no peer can reach the QP).
+ */
+static void stl_reg_qp_dgid(const struct ib_gid_attr *sgid, union ib_gid *dgid)
+{
+	memset(dgid, 0, sizeof(*dgid));
+	if (rdma_gid_attr_network_type(sgid) == RDMA_NETWORK_IPV4) {
+		dgid->raw[10] = 0xff;
+		dgid->raw[11] = 0xff;
+		dgid->raw[12] = 127;
+		dgid->raw[15] = 1;
+	} else {
+		dgid->raw[15] = 1;
+	}
+}
+
+/*
+ * Bring the registration QP from RESET to RTS, connected to itself at a
+ * random PSN over a path no other QP can send on (see the top of the file).
+ */
 static int stl_reg_qp_connect(struct stl_dev *sdev, struct ib_qp *qp)
 {
 	const struct ib_gid_attr *sgid = NULL;
+	struct net_device *ndev;
 	struct ib_port_attr pattr;
 	struct ib_qp_attr attr;
 	union ib_gid dgid;
+	u32 psn;
 	int ret, i;
 
 	ret = ib_query_port(sdev->pdev, sdev->pport, &pattr);
@@ -58,19 +101,21 @@ static int stl_reg_qp_connect(struct stl_dev *sdev, struct ib_qp *qp)
 	if (ret)
 		goto out;
 
+	psn = get_random_u32() & 0xffffff;
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IB_QPS_RTR;
 	attr.path_mtu = IB_MTU_1024;
 	attr.dest_qp_num = qp->qp_num;
-	attr.rq_psn = STL_REG_PSN;
+	attr.rq_psn = psn;
 	attr.min_rnr_timer = 12;
 	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&attr.ah_attr, sdev->pport);
 	rcu_read_lock();
-	if (sgid->ndev)
-		ether_addr_copy(attr.ah_attr.roce.dmac, sgid->ndev->dev_addr);
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid);
+	if (!IS_ERR(ndev))
+		ether_addr_copy(attr.ah_attr.roce.dmac, ndev->dev_addr);
 	rcu_read_unlock();
-	dgid = sgid->gid;
+	stl_reg_qp_dgid(sgid, &dgid);
 	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, sgid->index, 64, 0);
 	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
 			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
@@ -80,7 +125,7 @@ static int stl_reg_qp_connect(struct stl_dev *sdev, struct ib_qp *qp)
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IB_QPS_RTS;
-	attr.sq_psn = STL_REG_PSN;
+	attr.sq_psn = psn;
 	attr.timeout = 14;
 	attr.retry_cnt = 7;
 	attr.rnr_retry = 7;
@@ -147,22 +192,48 @@ err_teardown:
 	return ret;
 }
 
-/*
- * Post one work request on the PD's registration QP and wait for it.
- * Context: takes spd->reg_lock.
+/**
+ * stl_mr_parent_lost() - the parent is fatal or going away
+ * @sdev: the Stellar device
+ *
+ * From now on REG_MR fails at once and deregistration frees parent MRs
+ * without a LOCAL_INV (freeing invalidates them as well).  For the parent's
+ * DEVICE_FATAL event and for its removal, before the children go.
  */
-static int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
-			    struct ib_send_wr *wr)
+void stl_mr_parent_lost(struct stl_dev *sdev)
+{
+	set_bit(STL_REG_LOST, &sdev->reg_flags);
+}
+
+/* Whether deregistration should skip LOCAL_INV and free the parent MR. */
+static bool stl_reg_unusable(struct stl_dev *sdev)
+{
+	return test_bit(STL_REG_LOST, &sdev->reg_flags) ||
+	       test_bit(STL_REG_STALLED, &sdev->reg_flags);
+}
+
+static const char *stl_wr_name(const struct ib_send_wr *wr)
+{
+	return wr->opcode == IB_WR_REG_MR ? "REG_MR" : "LOCAL_INV";
+}
+
+/*
+ * Post @wr on the PD's registration QP (built if needed) and wait for its
+ * completion.  -ETIMEDOUT and -EIO leave the QP torn down.
+ * Context: spd->reg_lock held.
+ */
+static int stl_pd_post_wait_once(struct stl_dev *sdev, struct stl_pd *spd,
+				 struct ib_send_wr *wr)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(STL_REG_TIMEOUT_MS);
 	const struct ib_send_wr *bad;
 	struct ib_wc wc;
 	int ret, got;
 
-	mutex_lock(&spd->reg_lock);
+	lockdep_assert_held(&spd->reg_lock);
 	ret = stl_pd_reg_setup(sdev, spd);
 	if (ret)
-		goto out;
+		return ret;
 
 	wr->send_flags = IB_SEND_SIGNALED;
 	/* As in stl_post.c: let a software parent do it right here. */
@@ -174,27 +245,60 @@ static int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
 
 	while (!(got = ib_poll_cq(spd->reg_cq, 1, &wc))) {
 		if (time_after(jiffies, deadline)) {
-			ibdev_err(&sdev->ibdev, "%s timed out\n",
-				  wr->opcode == IB_WR_REG_MR ? "REG_MR" :
-				  "LOCAL_INV");
+			/* Until one completes, deregistration skips LOCAL_INV. */
+			set_bit(STL_REG_STALLED, &sdev->reg_flags);
+			ibdev_err_ratelimited(&sdev->ibdev,
+					      "%s timed out: parent %s unresponsive\n",
+					      stl_wr_name(wr),
+					      dev_name(&sdev->pdev->dev));
 			ret = -ETIMEDOUT;
 			goto out_reset;
 		}
 		usleep_range(20, 100);
 	}
+	/* The parent answers (even an error): LOCAL_INV is worth waiting for. */
+	if (got > 0 && test_bit(STL_REG_STALLED, &sdev->reg_flags))
+		clear_bit(STL_REG_STALLED, &sdev->reg_flags);
 	if (got < 0 || wc.status != IB_WC_SUCCESS) {
-		ibdev_warn(&sdev->ibdev, "%s failed: %s\n",
-			   wr->opcode == IB_WR_REG_MR ? "REG_MR" : "LOCAL_INV",
-			   got < 0 ? "poll error" : ib_wc_status_msg(wc.status));
+		ibdev_warn_ratelimited(&sdev->ibdev, "%s failed: %s\n",
+				       stl_wr_name(wr),
+				       got < 0 ? "poll error" :
+				       ib_wc_status_msg(wc.status));
 		ret = -EIO;
 		goto out_reset;
 	}
-	goto out;
+	return 0;
 
 out_reset:
 	/* The QP may be in error: build a fresh one on the next use. */
 	stl_pd_reg_teardown(spd);
-out:
+	return ret;
+}
+
+/*
+ * Post one work request on the PD's registration QP and wait for it.  A
+ * failed work request (the QP in error, whatever put it there) is retried
+ * once on a new QP, at most every STL_REG_RETRY_INTERVAL per PD.
+ * Context: takes spd->reg_lock.
+ */
+static int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
+			    struct ib_send_wr *wr)
+{
+	int ret;
+
+	if (test_bit(STL_REG_LOST, &sdev->reg_flags))
+		return -EIO;
+	mutex_lock(&spd->reg_lock);
+	ret = stl_pd_post_wait_once(sdev, spd, wr);
+	if (ret == -EIO &&
+	    (!spd->reg_rebuilt ||
+	     time_after(jiffies, spd->reg_rebuilt + STL_REG_RETRY_INTERVAL))) {
+		spd->reg_rebuilt = jiffies;
+		ibdev_info_ratelimited(&sdev->ibdev,
+				       "%s retried on a new registration QP\n",
+				       stl_wr_name(wr));
+		ret = stl_pd_post_wait_once(sdev, spd, wr);
+	}
 	mutex_unlock(&spd->reg_lock);
 	return ret;
 }
@@ -252,8 +356,12 @@ static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
 	fmr->park.length = map->length;
 	fmr->park.release = stl_fmr_release;
 
-	ret = sg_alloc_table_from_pages(&fmr->sgt, map->pages, map->npages,
-					map->offset, map->length, GFP_KERNEL);
+	/* Segments no longer than the parent's DMA device takes (as umem). */
+	ret = sg_alloc_table_from_pages_segment(&fmr->sgt, map->pages,
+						map->npages, map->offset,
+						map->length,
+						ib_dma_max_seg_size(sdev->pdev),
+						GFP_KERNEL);
 	if (ret)
 		goto err_free;
 	ret = ib_dma_map_sgtable_attrs(sdev->pdev, &fmr->sgt,
@@ -324,9 +432,17 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!stl_udata_empty(udata))
 		return ERR_PTR(-EINVAL);
+	/* Core checks this on today's paths; the parent must never see it. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE)) {
+		stl_info(sdev, "MR access %#x: remote write without local write\n",
+			 access);
+		return ERR_PTR(-EINVAL);
+	}
+	/* The same bound query_device reports as max_mr_size. */
 	if (!length || start + length < start ||
 	    virt_addr + length < virt_addr ||
-	    length > (STL_MAX_MR_PAGES - 1) << PAGE_SHIFT ||
+	    length > stl_max_mr_size(sdev) ||
 	    (start & ~PAGE_MASK) != (virt_addr & ~PAGE_MASK)) {
 		stl_dbg(sdev, "MR range 0x%llx+0x%llx refused\n", start, length);
 		return ERR_PTR(-EINVAL);
@@ -410,10 +526,11 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	xa_erase(&sdev->mrs, ibmr->lkey);
 	/*
 	 * ...then for the parent: invalidated, the parent MR may be parked
-	 * for the next registration of the region; if that fails, freeing it
-	 * invalidates it as well.
+	 * for the next registration of the region; if that fails, or the
+	 * parent no longer completes work requests, freeing it invalidates it
+	 * as well.
 	 */
-	if (stl_fmr_invalidate(sdev, smr->pd, fmr)) {
+	if (stl_reg_unusable(sdev) || stl_fmr_invalidate(sdev, smr->pd, fmr)) {
 		stl_fmr_release(&fmr->park);
 		pvdma_unmap_user(&sdev->pins, smr->map, NULL);
 	} else {

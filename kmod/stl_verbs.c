@@ -25,6 +25,20 @@ bool stl_udata_empty(struct ib_udata *udata)
 	       ib_is_udata_cleared(udata, 0, udata->inlen);
 }
 
+/**
+ * stl_max_mr_size() - the longest memory region a registration may cover
+ * @sdev: the Stellar device
+ *
+ * Reported as max_mr_size and enforced by stl_reg_user_mr(): the parent's
+ * limit, and no more than fits in STL_MAX_MR_PAGES pages at any offset.
+ *
+ * Return: the limit in bytes.
+ */
+u64 stl_max_mr_size(struct stl_dev *sdev)
+{
+	return min_t(u64, sdev->pdev->attrs.max_mr_size, STL_MAX_MR_SIZE);
+}
+
 int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		     struct ib_udata *udata)
 {
@@ -37,8 +51,7 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	memset(attr, 0, sizeof(*attr));
 	attr->fw_ver = pa->fw_ver;
 	attr->sys_image_guid = ibdev->node_guid;
-	attr->max_mr_size = min_t(u64, pa->max_mr_size,
-				  STL_MAX_MR_PAGES << PAGE_SHIFT);
+	attr->max_mr_size = stl_max_mr_size(sdev);
 	attr->page_size_cap = PAGE_SIZE;
 	attr->vendor_id = pa->vendor_id;
 	attr->vendor_part_id = pa->vendor_part_id;
@@ -77,8 +90,11 @@ int stl_query_port(struct ib_device *ibdev, u32 port,
 	if (ret)
 		return ret;
 	attr->pkey_tbl_len = 1;
-	attr->port_cap_flags &= IB_PORT_CM_SUP | IB_UVERBS_PCF_IP_BASED_GIDS |
-				IB_PORT_DEVICE_MGMT_SUP;
+	/*
+	 * No GSI QP and no MAD agent on this device, so no CM (rdma_cm and
+	 * ib_cm skip it) and no device management: promise neither.
+	 */
+	attr->port_cap_flags &= IB_UVERBS_PCF_IP_BASED_GIDS;
 	return 0;
 }
 
@@ -199,6 +215,7 @@ int stl_ah_to_parent(struct stl_dev *sdev, const struct rdma_ah_attr *in,
 {
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *pgid;
+	struct net_device *ndev;
 
 	if (in->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(in) & IB_AH_GRH))
@@ -207,9 +224,13 @@ int stl_ah_to_parent(struct stl_dev *sdev, const struct rdma_ah_attr *in,
 	if (!grh->sgid_attr)
 		return -EINVAL;
 
+	/* The netdev is only compared; RCU keeps it from being reused. */
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(grh->sgid_attr);
 	pgid = rdma_find_gid_by_port(sdev->pdev, &grh->sgid_attr->gid,
 				     grh->sgid_attr->gid_type, sdev->pport,
-				     grh->sgid_attr->ndev);
+				     IS_ERR(ndev) ? NULL : ndev);
+	rcu_read_unlock();
 	if (IS_ERR(pgid)) {
 		stl_dbg(sdev, "source GID index %u not on the parent\n",
 			grh->sgid_index);
@@ -237,6 +258,7 @@ void stl_ah_from_parent(struct stl_dev *sdev, struct rdma_ah_attr *attr)
 {
 	const struct ib_gid_attr *pgid, *gid;
 	struct ib_global_route *grh;
+	struct net_device *ndev;
 
 	rdma_ah_set_port_num(attr, 1);
 	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
@@ -245,8 +267,11 @@ void stl_ah_from_parent(struct stl_dev *sdev, struct rdma_ah_attr *attr)
 	pgid = rdma_get_gid_attr(sdev->pdev, sdev->pport, grh->sgid_index);
 	if (IS_ERR(pgid))
 		return;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(pgid);
 	gid = rdma_find_gid_by_port(&sdev->ibdev, &pgid->gid, pgid->gid_type,
-				    1, pgid->ndev);
+				    1, IS_ERR(ndev) ? NULL : ndev);
+	rcu_read_unlock();
 	if (!IS_ERR(gid)) {
 		grh->sgid_index = gid->index;
 		rdma_put_gid_attr(gid);

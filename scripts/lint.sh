@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # make lint: the kernel's own gates on the kernel code: checkpatch (no
-# errors, no warnings), kernel-doc, and a W=1 build without warnings.
+# errors, no warnings), kernel-doc, a W=1 build and sparse without warnings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 KVER=$(scripts/kver.sh)
@@ -38,6 +38,16 @@ make -C "/lib/modules/$KVER/build" M="$PWD" W=1 modules >"$log" 2>&1 || fail=1
 if grep -E 'warning:|error:' "$log"; then
 	echo "lint: W=1 build"
 	fail=1
+fi
+# sparse (C=2: every file, built or not): __rcu, __user, endianness.
+if command -v sparse >/dev/null; then
+	make -C "/lib/modules/$KVER/build" M="$PWD" C=2 modules >"$log" 2>&1 || fail=1
+	if grep -E 'warning:|error:' "$log"; then
+		echo "lint: sparse"
+		fail=1
+	fi
+else
+	echo "lint: sparse not installed (apt-get install sparse): skipped"
 fi
 rm -f "$log"
 [ $fail = 0 ] && echo "lint: clean"

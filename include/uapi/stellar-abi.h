@@ -13,6 +13,12 @@
 
 #define STELLAR_UVERBS_ABI_VERSION 1
 
+/* ib_device_ops.uverbs_abi_ver of stellar.ko, read back by libibverbs from
+ * /sys/class/infiniband_verbs/uverbsN/abi_version; the provider matches
+ * exactly this version.
+ */
+#define STELLAR_UVERBS_DRIVER_ABI 1
+
 /* Name of the sysfs attribute (in /sys/class/infiniband/<dev>/) that marks a
  * Stellar device; it reads back STELLAR_UVERBS_ABI_VERSION in decimal.
  */

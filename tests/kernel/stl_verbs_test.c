@@ -1459,6 +1459,213 @@ static int t_mr_pages_touched_after_registration_are_seen(void)
 	return check_bytes("write of memory first touched after reg_mr", d, s, len, 0);
 }
 
+/* ================================================== registration QPs */
+
+/*
+ * A Stellar PD registers memory through a parent RC QP connected to itself
+ * (a kernel QP of the parent, comm "[stellar]", lqpn == rqpn).  Tenants
+ * share the parent and its GIDs: none of them may be able to disturb it.
+ */
+struct reg_qp {
+	uint32_t qpn;
+	uint32_t rq_psn;
+	char state[16];
+};
+
+/* Value of "KEY VALUE" in a line of `rdma resource show qp`, or NULL. */
+static const char *res_field(char *const *tok, int n, const char *key)
+{
+	for (int i = 0; i + 1 < n; i++)
+		if (!strcmp(tok[i], key))
+			return tok[i + 1];
+	return NULL;
+}
+
+/* The registration QPs on B's parent, from `rdma resource show qp`. */
+static int reg_qps_of_parent(const char *parent, struct reg_qp *q, int max,
+			     int *n)
+{
+	char cmd[128], line[1024];
+	FILE *f;
+
+	*n = 0;
+	snprintf(cmd, sizeof(cmd), "rdma resource show qp link %s/1 2>&1", parent);
+	f = popen(cmd, "r");
+	CHECK(f, "popen(%s) failed", cmd);
+	while (fgets(line, sizeof(line), f)) {
+		char *tok[64], *save = NULL, *t;
+		const char *lq, *rq, *type, *st, *psn, *comm;
+		int nt = 0;
+
+		for (t = strtok_r(line, " \t\n", &save); t && nt < 64;
+		     t = strtok_r(NULL, " \t\n", &save))
+			tok[nt++] = t;
+		lq = res_field(tok, nt, "lqpn");
+		rq = res_field(tok, nt, "rqpn");
+		type = res_field(tok, nt, "type");
+		st = res_field(tok, nt, "state");
+		psn = res_field(tok, nt, "rq-psn");
+		comm = res_field(tok, nt, "comm");
+		if (!lq || !rq || !type || !st || !psn || !comm ||
+		    strcmp(type, "RC") || strcmp(lq, rq) || !strstr(comm, "stellar"))
+			continue;
+		if (*n < max) {
+			q[*n].qpn = strtoul(lq, NULL, 0);
+			q[*n].rq_psn = strtoul(psn, NULL, 0);
+			snprintf(q[*n].state, sizeof(q[*n].state), "%s", st);
+			printf("# registration QP %u state %s rq-psn %#x\n",
+			       q[*n].qpn, q[*n].state, q[*n].rq_psn);
+			(*n)++;
+		}
+	}
+	pclose(f);
+	return T_PASS;
+}
+
+/*
+ * An RC QP on A aimed at QP @qpn from and to A's GID index 0 (the GID the
+ * registration QPs use), starting at PSN @psn: one RDMA WRITE of 1 byte
+ * into a QP that grants no remote access.  Returns the completion status
+ * (or -1 if none came) in @status.
+ */
+static int spray_one(uint32_t qpn, uint32_t psn, const union ibv_gid *gid0,
+		     void *src, uint32_t lkey, int *status)
+{
+	static const struct pair_opts o = { .cqe = 8 };
+	struct ibv_qp_attr at = { 0 };
+	struct ibv_wc wc;
+	struct end e;
+	int rc;
+
+	TRY(create_end(&e, &side_a, IBV_QPT_RC, &o, NULL, NULL));
+	TRY(to_init(&e, IBV_QPT_RC));
+	at.qp_state = IBV_QPS_RTR;
+	at.path_mtu = path_mtu();
+	at.dest_qp_num = qpn;
+	at.rq_psn = 0;
+	at.max_dest_rd_atomic = 1;
+	at.min_rnr_timer = 12;
+	at.ah_attr.is_global = 1;
+	at.ah_attr.grh.dgid = *gid0;
+	at.ah_attr.grh.sgid_index = 0;
+	at.ah_attr.grh.hop_limit = 64;
+	at.ah_attr.port_num = ib_port;
+	rc = ibv_modify_qp(e.qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	CHECK(!rc, "attacker modify_qp RTR (dest %u) failed: %s", qpn, errname(rc));
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = psn;
+	at.timeout = 10;
+	at.retry_cnt = 1;
+	at.rnr_retry = 0;
+	at.max_rd_atomic = 1;
+	rc = ibv_modify_qp(e.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			   IBV_QP_MAX_QP_RD_ATOMIC);
+	CHECK(!rc, "attacker modify_qp RTS failed: %s", errname(rc));
+
+	struct ibv_sge sge = { (uintptr_t)src, 1, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = psn, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = 0x10000, .rkey = 0x1234 },
+	};
+	rc = post_send1(e.qp, &wr);
+	CHECK(!rc, "attacker ibv_post_send failed: %s", errname(rc));
+	*status = poll_n(e.cq, &wc, 1, 5000) == 1 ? (int)wc.status : -1;
+	ibv_destroy_qp(e.qp);
+	untrack(e.qp);
+	ibv_destroy_cq(e.cq);
+	untrack(e.cq);
+	return T_PASS;
+}
+
+static int t_mr_reg_works_after_packets_sprayed_at_reg_qps(void)
+{
+	struct reg_qp q[32], q2[32];
+	char path[256], parent[64] = "";
+	union ibv_gid gid0;
+	struct ibv_pd *pd2;
+	struct ibv_mr *m, *src_mr;
+	uint8_t *src, *b;
+	struct xfer x;
+	int n, n2, distinct = 0;
+	FILE *f;
+
+	if (!side_b.stellar)
+		return skip("%s is not a Stellar device", side_b.name);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/parent", side_b.name);
+	f = fopen(path, "r");
+	CHECK(f && fscanf(f, "%63s", parent) == 1, "cannot read %s", path);
+	fclose(f);
+	CHECK(!ibv_query_gid(side_a.ctx, ib_port, 0, &gid0), "ibv_query_gid(0) failed");
+
+	/* two victim PDs on B, each with its registration QP */
+	TRY(buf_reg(side_b.pd, 4096, MR_REMOTE, &b, &m));
+	pd2 = track(R_PD, ibv_alloc_pd(side_b.ctx), 0);
+	CHECK(pd2, "ibv_alloc_pd failed: %s", strerror(errno));
+	CHECK(mr_reg(pd2, b, 4096, MR_LOCAL), "ibv_reg_mr in a second PD failed: %s",
+	      strerror(errno));
+	TRY(buf_reg(side_a.pd, 4096, MR_LOCAL, &src, &src_mr));
+
+	TRY(reg_qps_of_parent(parent, q, 32, &n));
+	CHECK(n >= 2, "%d registration QPs on %s, want >= 2 (rdma resource show qp)",
+	      n, parent);
+	for (int i = 0; i < n; i++)
+		CHECK(!strcmp(q[i].state, "RTS"), "registration QP %u is %s before the spray",
+		      q[i].qpn, q[i].state);
+
+	/* a tenant that knows each QPN and even its PSN */
+	for (int i = 0; i < n; i++) {
+		const uint32_t psns[] = { 0x5a5a, q[i].rq_psn, 0, q[i].rq_psn + 1 };
+
+		for (size_t k = 0; k < sizeof(psns) / sizeof(psns[0]); k++) {
+			int st = -1;
+
+			TRY(spray_one(q[i].qpn, psns[k] & 0xffffff, &gid0, src,
+				      src_mr->lkey, &st));
+			printf("# write to QP %u at PSN %#x: attacker completion %s\n",
+			       q[i].qpn, psns[k] & 0xffffff,
+			       st < 0 ? "none" : wc_status(st));
+		}
+	}
+
+	TRY(reg_qps_of_parent(parent, q2, 32, &n2));
+	for (int i = 0; i < n; i++) {
+		int found = 0;
+
+		for (int k = 0; k < n2; k++) {
+			if (q2[k].qpn != q[i].qpn)
+				continue;
+			found = 1;
+			CHECK(!strcmp(q2[k].state, "RTS"),
+			      "registration QP %u is %s after packets from a tenant",
+			      q[i].qpn, q2[k].state);
+		}
+		CHECK(found, "registration QP %u is gone after packets from a tenant",
+		      q[i].qpn);
+	}
+
+	/* the victim's next registration works and carries data */
+	TRY(xfer_open(&x, IBV_QPT_RC, NULL, 65536, MR_LOCAL, MR_REMOTE));
+	fill_pattern(x.a, 65536, 11);
+	memset(x.b, PAT_GUARD, 65536);
+	TRY(rdma_write(&x.p, 1, x.a, 65536, x.ma->lkey, (uintptr_t)x.b, x.mb->rkey));
+	TRY(check_bytes("write into an MR registered after the spray", x.b, x.a,
+			65536, 0));
+
+	/* no PSN to guess from one QP to the next */
+	for (int i = 0; i < n; i++) {
+		CHECK(q[i].rq_psn != 0x5a5a, "registration QP %u starts at the fixed PSN 0x5a5a",
+		      q[i].qpn);
+		distinct += q[i].rq_psn != q[0].rq_psn;
+	}
+	CHECK(distinct, "all %d registration QPs start at the same PSN %#x", n, q[0].rq_psn);
+	return T_PASS;
+}
+
 /* ======================================================= negative tests */
 
 /*
@@ -2020,6 +2227,16 @@ static int t_reg_mr_remote_write_without_local_write_fails_einval(void)
 				   "(REMOTE_WRITE only)");
 }
 
+static int t_reg_mr_remote_atomic_without_local_write_fails_einval(void)
+{
+	uint8_t *b = buf_alloc(4096);
+
+	CHECK(b, "buffer allocation failed");
+	return expect_reg_mr_fails(b, 4096, IBV_ACCESS_REMOTE_ATOMIC |
+				   IBV_ACCESS_REMOTE_READ, EINVAL,
+				   "(REMOTE_ATOMIC without LOCAL_WRITE)");
+}
+
 /*
  * A fresh RC QP on A, left in RESET or moved to INIT (@from), must refuse a
  * move straight to RTS with EINVAL and stay in @from.
@@ -2177,6 +2394,76 @@ static int t_alloc_mw_is_unsupported(void)
 
 /* ================================================================ driver */
 
+/* ================================================ device limits */
+
+/* A read-only mapping of @len bytes that costs no memory (zero page). */
+static uint8_t *zero_map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : track(R_MAP, p, len);
+}
+
+static int max_mr_size_testable(void)
+{
+	uint64_t max = side_a.attr.max_mr_size;
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	CHECK(max >= 4096, "max_mr_size %" PRIu64 " is below one page", max);
+	CHECK(max <= (1ULL << 36), "max_mr_size %#" PRIx64 " is above 64 GiB", max);
+	return T_PASS;
+}
+
+static int t_reg_mr_of_max_mr_size_succeeds(void)
+{
+	uint64_t max = side_a.attr.max_mr_size;
+	struct ibv_mr *m;
+	uint8_t *p;
+
+	TRY(max_mr_size_testable());
+	p = zero_map(max + 2 * 4096);
+	CHECK(p, "mmap of %" PRIu64 " bytes failed", max + 2 * 4096);
+	/* page aligned, then starting one byte into a page (one page more) */
+	for (int off = 0; off <= 1; off++) {
+		errno = 0;
+		m = ibv_reg_mr(side_a.pd, p + off, max, 0);
+		CHECK(m, "ibv_reg_mr of max_mr_size %#" PRIx64 " bytes at page offset %d failed: %s",
+		      max, off, errname(errno));
+		CHECK(m->length == max, "MR length %zu, want %" PRIu64, m->length, max);
+		CHECK(!ibv_dereg_mr(m), "ibv_dereg_mr failed");
+	}
+	return T_PASS;
+}
+
+static int t_reg_mr_above_max_mr_size_fails_einval(void)
+{
+	uint64_t max = side_a.attr.max_mr_size;
+	uint8_t *p;
+
+	TRY(max_mr_size_testable());
+	p = zero_map(max + 2 * 4096);
+	CHECK(p, "mmap of %" PRIu64 " bytes failed", max + 2 * 4096);
+	return expect_reg_mr_fails(p, max + 1, 0, EINVAL, "of max_mr_size + 1 bytes");
+}
+
+static int t_port_does_not_advertise_cm_or_device_mgmt(void)
+{
+	struct ibv_port_attr pa;
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	CHECK(!ibv_query_port(side_a.ctx, ib_port, &pa), "ibv_query_port failed");
+	CHECK(!(pa.port_cap_flags & IBV_PORT_CM_SUP),
+	      "port_cap_flags %#x has CM_SUP, but there is no GSI QP or CM",
+	      pa.port_cap_flags);
+	CHECK(!(pa.port_cap_flags & IBV_PORT_DEVICE_MGMT_SUP),
+	      "port_cap_flags %#x has DEVICE_MGMT_SUP, but there is no MAD agent",
+	      pa.port_cap_flags);
+	return T_PASS;
+}
+
 struct test {
 	const char *name;
 	int (*fn)(void);
@@ -2206,6 +2493,7 @@ static const struct test tests[] = {
 	T(qp_query_reports_rts_and_caps),
 	T(mr_registered_after_qp_use_works),
 	T(mr_pages_touched_after_registration_are_seen),
+	T(mr_reg_works_after_packets_sprayed_at_reg_qps),
 	/* negative: Stellar's promised error semantics */
 	T(post_send_rejects_lkey_of_other_pd),
 	T(post_send_rejects_unknown_lkey),
@@ -2230,6 +2518,10 @@ static const struct test tests[] = {
 	T(reg_mr_on_unmapped_memory_fails_efault),
 	T(reg_mr_zero_length_fails_einval),
 	T(reg_mr_remote_write_without_local_write_fails_einval),
+	T(reg_mr_remote_atomic_without_local_write_fails_einval),
+	T(reg_mr_of_max_mr_size_succeeds),
+	T(reg_mr_above_max_mr_size_fails_einval),
+	T(port_does_not_advertise_cm_or_device_mgmt),
 	T(qp_modify_reset_to_rts_fails_einval),
 	T(qp_modify_init_to_rts_fails_einval),
 	T(dealloc_pd_with_live_mr_fails_ebusy),

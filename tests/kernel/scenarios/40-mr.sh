@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# 40-mr.sh - memory registration: the registration QP, device limits, and
+# tearing down many MRs.  Sourced by vm-one.sh (after lib.sh); starts and
+# ends with stellar0 and stellar1 ACTIVE over rxe0.
+
+MR_VERBS=build/tests/stl_verbs_test
+MR_HOLD=build/tests/stl_mr_hold
+
+# stl_verbs_test subtests $3... between devices $1 and $2.
+mr_verbs() {
+	local a=$1 b=$2 out rc=0
+	shift 2
+	out=$(timeout -k 5 600 "$MR_VERBS" -a "$a" -b "$b" -g "$STL_GIDX" "$@" 2>&1) || rc=$?
+	echo "$out"
+	((rc == 0)) || why "$(echo "$out" | grep -E '^FAIL' | head -n 3 | tr '\n' ';')"
+	echo "$out" | grep -qE '^[1-9][0-9]* passed, 0 failed$' || why "no passing subtest"
+	[[ -z $WHY ]]
+}
+
+# Packets from another tenant (stellar0, and rxe0 itself) at the
+# registration QPs: they stay RTS and stellar1's next ibv_reg_mr works.
+s_mr_reg_qp_ignores_tenant_packets() {
+	run rdma resource show qp link rxe0/1
+	mr_verbs stellar0 stellar1 -t mr_reg_works_after_packets_sprayed_at_reg_qps || return 1
+	mr_verbs rxe0 stellar1 -t mr_reg_works_after_packets_sprayed_at_reg_qps || return 1
+	run rdma resource show qp link rxe0/1
+	! dmesg | grep -q 'REG_MR failed' || why "the kernel log has 'REG_MR failed'"
+	[[ -z $WHY ]]
+}
+
+# max_mr_size is what a registration may cover; the port promises no CM;
+# remote write or atomic without local write is refused.
+s_mr_limits_match_device_attributes() {
+	local out
+	out=$(ibv_devinfo -v -d stellar0 2>&1)
+	echo "$out" | grep -E 'max_mr_size|port_cap_flags'
+	echo "$out" | grep -q 'CM_SUP' && why "ibv_devinfo -v lists CM_SUP for stellar0"
+	mr_verbs stellar0 stellar1 -t 'reg_mr_*max_mr_size*' \
+		-t 'reg_mr_remote_*_without_local_write_fails_einval' \
+		-t port_does_not_advertise_cm_or_device_mgmt
+}
+
+# The uverbs ABI stellar.ko registers is the one the uapi header names.
+s_mr_uverbs_abi_matches_uapi_header() {
+	local want got="" d
+	want=$(awk '$2 == "STELLAR_UVERBS_DRIVER_ABI" { print $3 }' include/uapi/stellar-abi.h)
+	for d in /sys/class/infiniband_verbs/uverbs*; do
+		[[ $(cat "$d/ibdev" 2>/dev/null) == stellar0 ]] && got=$(cat "$d/abi_version")
+	done
+	echo "uapi STELLAR_UVERBS_DRIVER_ABI '$want', stellar0 uverbs abi_version '$got'"
+	[[ -n $want ]] || why "include/uapi/stellar-abi.h has no STELLAR_UVERBS_DRIVER_ABI"
+	[[ $got == "$want" ]] || why "stellar0 uverbs abi_version is '$got', want '$want'"
+	[[ -z $WHY ]]
+}
+
+# Bring back rxe0 (eth0) with its IPv4 GID, then stellar0 and stellar1.
+mr_restore_devices() {
+	local i want g="" o
+	dev_exists rxe0 || run rdma link add rxe0 type rxe netdev eth0 ||
+		{ why "cannot recreate rxe0"; return 1; }
+	wait_active rxe0 30 || { why "recreated rxe0 not ACTIVE"; return 1; }
+	IFS=. read -r -a o <<<"$STL_MY_IP"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${o[@]}")
+	for ((i = 0; i < 100; i++)); do
+		g=$(cat "/sys/class/infiniband/rxe0/ports/1/gids/$STL_GIDX" 2>/dev/null)
+		[[ $g == "$want" ]] && break
+		sleep 0.1
+	done
+	[[ $g == "$want" ]] || { why "rxe0 GID $STL_GIDX is $g, want $want"; return 1; }
+	dev_exists stellar0 || add_stellar stellar0 || return 1
+	dev_exists stellar1 || add_stellar stellar1 || return 1
+}
+
+# A process holds $1 MRs on stellar0 when its parent rxe0 is deleted: the
+# deletion (every MR torn down) ends within $2 s and no page stays pinned.
+s_mr_parent_delete_with_many_mrs_is_bounded() {
+	local n=$1 limit=$2 ready=/run/stellar-test/mr-hold.ready log pid dpid t0 ms rc i
+	log=$STL_LOGDIR/mr-hold.log
+	mkdir -p /run/stellar-test
+	rm -f "$ready"
+	echo "+ $MR_HOLD -d stellar0 -n $n"
+	"$MR_HOLD" -d stellar0 -n "$n" -r "$ready" -t 600 >"$log" 2>&1 &
+	pid=$!
+	bg_track "$pid"
+	for ((i = 0; i < 3000; i++)); do
+		[[ -e $ready ]] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$log"
+	[[ -e $ready ]] || { why "stl_mr_hold did not register $n MRs"; return 1; }
+	echo "holding: module $(pinned_total), stellar0 $(pinned_dev stellar0) pinned pages"
+	(($(pinned_dev stellar0) >= n)) ||
+		why "stellar0 pinned_pages $(pinned_dev stellar0) with $n MRs held"
+	t0=$(date +%s%N)
+	echo "+ rdma link delete rxe0"
+	rdma link delete rxe0 &
+	dpid=$!
+	bg_track "$dpid"
+	if ! wait_exit "$dpid" "$limit"; then
+		why "rdma link delete rxe0 with $n MRs held still running after $limit s"
+		wait_exit "$dpid" 600
+	fi
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	rc=$(exit_status "$dpid")
+	echo "rdma link delete rxe0: exit $rc after $ms ms"
+	((rc == 0)) || why "rdma link delete rxe0 exited $rc"
+	wait_gone stellar0 10 || why "stellar0 still present after rxe0 was deleted"
+	wait_exit "$pid" 15 || why "stl_mr_hold still running 15 s after its device went"
+	cat "$log"
+	wait_no_pins 10 || why "debugfs pinned_pages is $(pinned_total) after the teardown"
+	mr_restore_devices || return 1
+	[[ -z $WHY ]]
+}
+
+scenario mr_reg_qp_ignores_tenant_packets s_mr_reg_qp_ignores_tenant_packets
+scenario mr_limits_match_device_attributes s_mr_limits_match_device_attributes
+scenario mr_uverbs_abi_matches_uapi_header s_mr_uverbs_abi_matches_uapi_header
+scenario mr_parent_delete_with_2000_mrs_is_bounded s_mr_parent_delete_with_many_mrs_is_bounded 2000 30
