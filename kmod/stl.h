@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
+#include <linux/workqueue.h>
 #include <linux/atomic.h>
 #include <rdma/ib_verbs.h>
 
@@ -50,7 +51,10 @@ struct stl_parent;
  * @pport: the parent's port backing our port 1
  * @ndev: the netdev the device was created on (reference held)
  * @parent_entry: entry in @parent's list of children (stl_devs_lock)
+ * @gone: dealloc_driver has run; never (re)added to @parent (stl_devs_lock)
  * @event_handler: receives the parent's port events
+ * @ev_registered: @event_handler is registered on the parent
+ * @reap_work: drops @parent's count once unregistration has fully ended
  * @mrs: lkey -> struct stl_mr of every registered MR, for WR validation
  * @qp_lifecycle: serialises parent QP creation with the CQ drain done when a
  *	parent QP is destroyed, so a freed parent QP's address cannot be reused
@@ -72,7 +76,10 @@ struct stl_dev {
 	u32 pport;
 	struct net_device *ndev;
 	struct list_head parent_entry;
+	bool gone;
 	struct ib_event_handler event_handler;
+	bool ev_registered;
+	struct work_struct reap_work;
 	struct xarray mrs;
 	struct mutex qp_lifecycle;
 	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah;

@@ -4,15 +4,33 @@
  *
  * Stellar is an ib_client of every RDMA device: each one is a potential
  * parent.  `rdma link add NAME type stellar netdev X` creates a device over
- * the parent bound to X.  When a parent goes away, the client's remove
- * callback unregisters its children before the parent is freed, so no
- * Stellar device ever holds a reference that blocks the parent.
+ * the parent port bound to X; writing "NAME PARENT [PORT]" to
+ * /sys/kernel/stellar/link_add names the parent device directly.  When a
+ * parent goes away, the client's remove callback unregisters its children
+ * and waits for them, so no Stellar device outlives its parent.
+ *
+ * Life cycle of a child.  stl_newlink() reserves the child on its parent
+ * (sets sdev->parent, counts it in nr_children) under stl_devs_lock, drops
+ * the lock and registers it: ib_core takes devices_rwsem while it registers
+ * and calls stl_client_add() under devices_rwsem, so stl_devs_lock is never
+ * held across a call that takes ib_core's device locks.  Afterwards the
+ * child is put on the parent's list, unless the parent (or its netdev) died
+ * meanwhile; then newlink unregisters it again.  The count drops only in
+ * stl_reap(), after the thread that ran dealloc_driver has left
+ * __ib_unregister_device(), i.e. has left this module's code; module exit
+ * waits for the counts and then for the reap work itself.
+ *
+ * Lock order: RTNL -> stl_devs_lock (netdev notifier); devices_rwsem and a
+ * device's unregistration_lock -> stl_devs_lock (client add, dealloc).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
 #include <linux/debugfs.h>
 #include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/kobject.h>
+#include <linux/capability.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
@@ -21,11 +39,12 @@
 
 /**
  * struct stl_parent - a device Stellar may build on
- * @ibdev: the parent
+ * @ibdev: the parent (alive while this entry is: its removal frees it)
  * @entry: entry in stl_parents
- * @children: Stellar devices on this parent
+ * @children: registered Stellar devices on this parent
  * @dead: the parent is going away; no child may be added
- * @nr_children: children not yet freed (also those off @children already)
+ * @nr_children: children reserved and not yet reaped (also those off
+ *	@children already); the parent's removal waits for 0
  */
 struct stl_parent {
 	struct ib_device *ibdev;
@@ -35,12 +54,18 @@ struct stl_parent {
 	atomic_t nr_children;
 };
 
-/* Guards stl_parents, every parent's children list and dead flag. */
+/*
+ * Guards stl_parents, every parent's children list and dead flag, and
+ * every child's gone flag.
+ */
 static DEFINE_MUTEX(stl_devs_lock);
 static LIST_HEAD(stl_parents);
-/* Woken whenever a child is freed (stl_parent.nr_children dropped). */
+/* Woken whenever a child is reaped (stl_parent.nr_children dropped). */
 static DECLARE_WAIT_QUEUE_HEAD(stl_child_wq);
+/* Runs stl_reap(); destroyed at module exit after every count is 0. */
+static struct workqueue_struct *stl_wq;
 static struct dentry *stl_debugfs;
+static struct kobject *stl_kobj;
 
 static bool stl_is_ours(struct ib_device *ibdev)
 {
@@ -58,6 +83,11 @@ static struct stl_parent *stl_parent_find(struct ib_device *ibdev)
 	return NULL;
 }
 
+/*
+ * Forward a parent port event.  ib_dispatch_event() queues work that holds
+ * the raw child pointer; a registered child (reference held here) flushes
+ * that work before it is freed, an unregistering one gets nothing.
+ */
 static void stl_port_event(struct ib_event_handler *h, struct ib_event *ev)
 {
 	struct stl_dev *sdev = container_of(h, struct stl_dev, event_handler);
@@ -78,13 +108,56 @@ static void stl_port_event(struct ib_event_handler *h, struct ib_event *ev)
 	default:
 		return;
 	}
+	if (!ib_device_try_get(&sdev->ibdev))
+		return;
 	out.device = &sdev->ibdev;
 	ib_dispatch_event(&out);
+	ib_device_put(&sdev->ibdev);
 }
 
 /*
- * Last step of unregistration (ib_core frees the ib_device after it):
- * unhook from the parent and let its removal go on.
+ * Queue the unregistration of a registered child (no-op for one that is
+ * already going).  Never unregisters synchronously: callers hold a parent's
+ * unregistration_lock or RTNL, and unregistering nests the first and may
+ * need the second.
+ */
+static void stl_queue_unregister(struct stl_dev *sdev, const char *why)
+{
+	lockdep_assert_held(&stl_devs_lock);
+	if (sdev->gone || !ib_device_try_get(&sdev->ibdev))
+		return;
+	ibdev_info(&sdev->ibdev, "unregistering: %s\n", why);
+	ib_unregister_device_queued(&sdev->ibdev);
+	ib_device_put(&sdev->ibdev);
+}
+
+/*
+ * Reap a child after dealloc_driver: runs on stl_wq with the reference
+ * stl_newlink() took for it.
+ */
+static void stl_reap(struct work_struct *work)
+{
+	struct stl_dev *sdev = container_of(work, struct stl_dev, reap_work);
+	struct stl_parent *p = sdev->parent;
+
+	/*
+	 * The thread that called stl_dealloc_driver() may still be in this
+	 * module's code.  It does so under the device's unregistration_lock
+	 * (or from stl_newlink(), which module exit fences on its own);
+	 * ib_unregister_device() takes that lock, so it returns only once
+	 * that thread is back in ib_core.  The device is unregistered
+	 * already, so it does nothing else.
+	 */
+	ib_unregister_device(&sdev->ibdev);
+	put_device(&sdev->ibdev.dev);
+	/* p may be freed as soon as the count drops: touch it last. */
+	atomic_dec(&p->nr_children);
+	wake_up(&stl_child_wq);
+}
+
+/*
+ * Last step of unregistration, or of a failed stl_newlink(): unhook from
+ * the parent.  ib_core frees the device after stl_reap() has run.
  */
 static void stl_dealloc_driver(struct ib_device *ibdev)
 {
@@ -94,13 +167,16 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->mrs));
 	xa_destroy(&sdev->mrs);
 	pvdma_cache_destroy(&sdev->pins);
-	/* Not registered: stl_newlink() unwinds the rest itself. */
+	if (sdev->ev_registered)
+		ib_unregister_event_handler(&sdev->event_handler);
+	if (sdev->ndev)
+		dev_put(sdev->ndev);
+	/* Never reserved on a parent: nothing else to undo. */
 	if (!p)
 		return;
-	ib_unregister_event_handler(&sdev->event_handler);
-	dev_put(sdev->ndev);
 
 	mutex_lock(&stl_devs_lock);
+	sdev->gone = true;
 	list_del_init(&sdev->parent_entry);
 	mutex_unlock(&stl_devs_lock);
 
@@ -108,9 +184,7 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 		ibdev_err(ibdev, "%lld pages still pinned at removal\n",
 			  (s64)atomic64_read(&sdev->pins.pinned_pages));
 	ibdev_info(ibdev, "removed from %s\n", dev_name(&sdev->pdev->dev));
-	/* p may be freed as soon as the count drops: touch it last. */
-	atomic_dec(&p->nr_children);
-	wake_up(&stl_child_wq);
+	queue_work(stl_wq, &sdev->reap_work);
 }
 
 /* Node GUID: the parent's, with the local bit and the child index mixed in. */
@@ -123,22 +197,16 @@ static __be64 stl_make_guid(struct ib_device *pdev, u32 index)
 	return cpu_to_be64(guid);
 }
 
-static int stl_dev_init(struct stl_dev *sdev, struct stl_parent *p,
-			struct net_device *ndev)
+static int stl_dev_init(struct stl_dev *sdev)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
 	static atomic_t stl_instances = ATOMIC_INIT(0);
 	int ret;
 
-	sdev->pdev = p->ibdev;
-	sdev->pport = 1;
-	sdev->ndev = ndev;
-	INIT_LIST_HEAD(&sdev->parent_entry);
-
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
-	ibdev->node_guid = stl_make_guid(p->ibdev,
+	ibdev->node_guid = stl_make_guid(sdev->pdev,
 					 atomic_inc_return(&stl_instances));
 	strscpy(ibdev->node_desc, "Stellar virtual RDMA device",
 		sizeof(ibdev->node_desc));
@@ -148,39 +216,157 @@ static int stl_dev_init(struct stl_dev *sdev, struct stl_parent *p,
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &stl_dev_ops);
 
-	ret = ib_device_set_netdev(ibdev, ndev, 1);
+	ret = ib_device_set_netdev(ibdev, sdev->ndev, 1);
 	if (ret)
 		return ret;
 
-	INIT_IB_EVENT_HANDLER(&sdev->event_handler, p->ibdev, stl_port_event);
+	/* Events before registration are dropped by stl_port_event(). */
+	INIT_IB_EVENT_HANDLER(&sdev->event_handler, sdev->pdev, stl_port_event);
+	ib_register_event_handler(&sdev->event_handler);
+	sdev->ev_registered = true;
 	return 0;
 }
 
 /*
- * rdma link add NAME type stellar netdev NDEV.  The parent is the RDMA device
- * of any in-tree driver bound to NDEV; Stellar devices themselves (driver id
- * UNKNOWN) are never parents.
+ * The netdev of a parent port, with a reference, or NULL: what ib_core's
+ * ib_device_get_netdev() does (not exported in 6.1).  Drivers either
+ * implement ops.get_netdev (mlx4, mlx5) or call ib_device_set_netdev().
  */
-static struct ib_device *stl_parent_get_by_netdev(struct net_device *ndev)
+static struct net_device *stl_port_netdev(struct ib_device *pdev, u32 port)
 {
-	struct ib_device *pdev;
-	int id;
+	struct ib_port_data *pdata;
+	struct net_device *nd;
 
-	for (id = RDMA_DRIVER_UNKNOWN + 1; id <= RDMA_DRIVER_ERDMA; id++) {
-		pdev = ib_device_get_by_netdev(ndev, id);
-		if (pdev && !stl_is_ours(pdev))
-			return pdev;
-		if (pdev)
-			ib_device_put(pdev);
+	if (!rdma_is_port_valid(pdev, port))
+		return NULL;
+	if (pdev->ops.get_netdev)
+		return pdev->ops.get_netdev(pdev, port);
+	pdata = &pdev->port_data[port];
+	spin_lock(&pdata->netdev_lock);
+	nd = rcu_dereference_protected(pdata->netdev,
+				       lockdep_is_held(&pdata->netdev_lock));
+	dev_hold(nd);
+	spin_unlock(&pdata->netdev_lock);
+	return nd;
+}
+
+/**
+ * struct stl_want - what a new device is to be built on
+ * @ndev: the netdev (netlink), or NULL
+ * @pdev: the parent device (sysfs link_add), or NULL
+ * @port: the parent port (with @pdev; 0 = its first port)
+ */
+struct stl_want {
+	struct net_device *ndev;
+	struct ib_device *pdev;
+	u32 port;
+};
+
+/* Find the parent and port of @want; returns it with the netdev held. */
+static struct stl_parent *stl_parent_lookup(const struct stl_want *want,
+					   u32 *port, struct net_device **ndev)
+{
+	struct stl_parent *p;
+	struct net_device *nd;
+	u32 i;
+
+	lockdep_assert_held(&stl_devs_lock);
+	if (want->pdev) {
+		p = stl_parent_find(want->pdev);
+		if (!p)
+			return NULL;
+		*port = want->port ?: rdma_start_port(p->ibdev);
+		*ndev = stl_port_netdev(p->ibdev, *port);
+		return p;
+	}
+	list_for_each_entry(p, &stl_parents, entry) {
+		rdma_for_each_port(p->ibdev, i) {
+			nd = stl_port_netdev(p->ibdev, i);
+			if (nd == want->ndev) {
+				*port = i;
+				*ndev = nd;
+				return p;
+			}
+			dev_put(nd);
+		}
 	}
 	return NULL;
 }
 
-static int stl_newlink(const char *name, struct net_device *ndev)
+/*
+ * Under stl_devs_lock: pick the parent, check it can carry Stellar and count
+ * the new device on it.  On success the device holds the netdev and a
+ * reference on itself that stl_reap() drops.
+ */
+static int stl_reserve(struct stl_dev *sdev, const char *name,
+		       const struct stl_want *want)
 {
+	const char *what = want->pdev ? dev_name(&want->pdev->dev) :
+					netdev_name(want->ndev);
+	struct net_device *nd = NULL;
 	struct stl_parent *p;
 	struct ib_device *pdev;
+	u32 port = 0;
+	int ret;
+
+	mutex_lock(&stl_devs_lock);
+	p = stl_parent_lookup(want, &port, &nd);
+	if (!p || p->dead) {
+		if (want->pdev)
+			pr_err_ratelimited("%s: %s is not a device Stellar can build on\n",
+					   name, what);
+		else
+			pr_err_ratelimited("%s: netdev %s has no RDMA device to build on\n",
+					   name, what);
+		ret = -ENODEV;
+		goto err_put_ndev;
+	}
+	pdev = p->ibdev;
+	if (!rdma_is_port_valid(pdev, port)) {
+		pr_err_ratelimited("%s: parent %s has no port %u\n", name,
+				   dev_name(&pdev->dev), port);
+		ret = -EINVAL;
+		goto err_put_ndev;
+	}
+	if (!rdma_protocol_roce(pdev, port)) {
+		pr_err_ratelimited("%s: parent %s port %u is %s, not RoCE\n", name,
+				   dev_name(&pdev->dev), port,
+				   rdma_protocol_iwarp(pdev, port) ? "iWARP" :
+				   "not Ethernet");
+		ret = -EOPNOTSUPP;
+		goto err_put_ndev;
+	}
+	if (!(pdev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS)) {
+		pr_err_ratelimited("%s: parent %s lacks memory management extensions (fast registration)\n",
+				   name, dev_name(&pdev->dev));
+		ret = -EOPNOTSUPP;
+		goto err_put_ndev;
+	}
+	if (!nd) {
+		pr_err_ratelimited("%s: parent %s port %u has no netdev\n", name,
+				   dev_name(&pdev->dev), port);
+		ret = -ENODEV;
+		goto err_put_ndev;
+	}
+	sdev->parent = p;
+	sdev->pdev = pdev;
+	sdev->pport = port;
+	sdev->ndev = nd;
+	atomic_inc(&p->nr_children);
+	get_device(&sdev->ibdev.dev);
+	mutex_unlock(&stl_devs_lock);
+	return 0;
+
+err_put_ndev:
+	dev_put(nd);
+	mutex_unlock(&stl_devs_lock);
+	return ret;
+}
+
+static int stl_create(const char *name, const struct stl_want *want)
+{
 	struct stl_dev *sdev;
+	bool unwanted = false;
 	int ret;
 
 	/* ib_core would say ENFILE for a taken name: say what it is. */
@@ -190,79 +376,164 @@ static int stl_newlink(const char *name, struct net_device *ndev)
 
 		if (other) {
 			ib_device_put(other);
-			pr_err("%s: an RDMA device of that name exists\n", name);
+			pr_err_ratelimited("%s: an RDMA device of that name exists\n",
+					   name);
 			return -EEXIST;
 		}
 	}
 
-	pdev = stl_parent_get_by_netdev(ndev);
-	if (!pdev) {
-		pr_err("%s: netdev %s has no RDMA device to build on\n",
-		       name, netdev_name(ndev));
-		return -ENODEV;
-	}
-	if (rdma_port_get_link_layer(pdev, 1) != IB_LINK_LAYER_ETHERNET) {
-		pr_err("%s: parent %s is not RoCE\n", name,
-		       dev_name(&pdev->dev));
-		ret = -EOPNOTSUPP;
-		goto err_put_parent;
-	}
-
 	sdev = ib_alloc_device(stl_dev, ibdev);
-	if (!sdev) {
-		ret = -ENOMEM;
-		goto err_put_parent;
-	}
+	if (!sdev)
+		return -ENOMEM;
+	/* Ours: keeps sdev readable until we return, whoever deletes it. */
+	get_device(&sdev->ibdev.dev);
 	/* What stl_dealloc_driver() releases on every path. */
 	xa_init(&sdev->mrs);
 	mutex_init(&sdev->qp_lifecycle);
 	pvdma_cache_init(&sdev->pins, sdev->ibdev.name);
+	INIT_LIST_HEAD(&sdev->parent_entry);
+	INIT_WORK(&sdev->reap_work, stl_reap);
 
-	mutex_lock(&stl_devs_lock);
-	p = stl_parent_find(pdev);
-	if (!p || p->dead) {
-		ret = -ENODEV;
-		goto err_unlock;
-	}
-	dev_hold(ndev);
-	ret = stl_dev_init(sdev, p, ndev);
+	ret = stl_reserve(sdev, name, want);
 	if (ret)
-		goto err_put_ndev;
+		goto err_dealloc;
+	ret = stl_dev_init(sdev);
+	if (ret)
+		goto err_dealloc;
 
-	/*
-	 * Our ib_client's add() runs inside registration and returns at once
-	 * for Stellar devices, so registering under stl_devs_lock is safe; it
-	 * keeps the parent's removal from missing this child.
-	 */
+	/* Not under stl_devs_lock: it takes devices_rwsem (see the top). */
 	ret = ib_register_device(&sdev->ibdev, name, NULL);
 	if (ret) {
-		pr_err("%s: registration failed: %d\n", name, ret);
-		goto err_put_ndev;
+		pr_err_ratelimited("%s: registration failed: %d\n", name, ret);
+		goto err_dealloc;
 	}
-	sdev->parent = p;
-	list_add_tail(&sdev->parent_entry, &p->children);
-	atomic_inc(&p->nr_children);
-	ib_register_event_handler(&sdev->event_handler);
+
+	mutex_lock(&stl_devs_lock);
+	/* A concurrent `rdma link delete` may have removed it already. */
+	if (!sdev->gone) {
+		if (sdev->parent->dead ||
+		    READ_ONCE(sdev->ndev->reg_state) != NETREG_REGISTERED)
+			unwanted = true;
+		else
+			list_add_tail(&sdev->parent_entry,
+				      &sdev->parent->children);
+	}
 	mutex_unlock(&stl_devs_lock);
 
-	ibdev_info(&sdev->ibdev, "created over %s (netdev %s)\n",
-		   dev_name(&pdev->dev), netdev_name(ndev));
-	ib_device_put(pdev);
-	return 0;
-
-err_put_ndev:
-	dev_put(ndev);
-err_unlock:
-	mutex_unlock(&stl_devs_lock);
-	ib_dealloc_device(&sdev->ibdev);
-err_put_parent:
-	ib_device_put(pdev);
+	if (unwanted) {
+		pr_err_ratelimited("%s: parent or netdev went away during creation\n",
+				   name);
+		if (ib_device_try_get(&sdev->ibdev))
+			ib_unregister_device_and_put(&sdev->ibdev);
+		ret = -ENODEV;
+	} else {
+		ibdev_info(&sdev->ibdev, "created over %s port %u (netdev %s)\n",
+			   dev_name(&sdev->pdev->dev), sdev->pport,
+			   netdev_name(sdev->ndev));
+	}
+	put_device(&sdev->ibdev.dev);
 	return ret;
+
+err_dealloc:
+	ib_dealloc_device(&sdev->ibdev);
+	put_device(&sdev->ibdev.dev);
+	return ret;
+}
+
+/*
+ * rdma link add NAME type stellar netdev NDEV.  The parent is the RDMA
+ * device with a port bound to NDEV; Stellar devices themselves are never
+ * parents.
+ */
+static int stl_newlink(const char *name, struct net_device *ndev)
+{
+	struct stl_want want = { .ndev = ndev };
+
+	return stl_create(name, &want);
 }
 
 static struct rdma_link_ops stl_link_ops = {
 	.type = STELLAR_DRIVER_NAME,
 	.newlink = stl_newlink,
+};
+
+static char *stl_next_word(char **s)
+{
+	char *w;
+
+	do {
+		w = strsep(s, " \t\n");
+	} while (w && !*w);
+	return w;
+}
+
+/*
+ * /sys/kernel/stellar/link_add: "NAME PARENT [PORT]" creates NAME over port
+ * PORT (default: the first) of the RDMA device PARENT.  For parents whose
+ * netdev does not identify them (several devices or ports on one netdev).
+ */
+static ssize_t link_add_store(struct kobject *kobj, struct kobj_attribute *attr,
+			      const char *buf, size_t count)
+{
+	struct stl_want want = {};
+	char *s, *args, *name, *parent, *port;
+	int ret = -EINVAL;
+
+	if (!capable(CAP_NET_ADMIN))
+		return -EPERM;
+	s = kstrndup(buf, count, GFP_KERNEL);
+	if (!s)
+		return -ENOMEM;
+	args = s;
+	name = stl_next_word(&args);
+	parent = stl_next_word(&args);
+	port = stl_next_word(&args);
+	if (!name || !parent || stl_next_word(&args) ||
+	    (port && (kstrtou32(port, 10, &want.port) || !want.port))) {
+		pr_err_ratelimited("link_add: want \"NAME PARENT [PORT]\"\n");
+		goto out_free;
+	}
+	if (strlen(name) >= IB_DEVICE_NAME_MAX || strpbrk(name, "%/:")) {
+		pr_err_ratelimited("link_add: bad device name \"%.*s\"\n",
+				   IB_DEVICE_NAME_MAX, name);
+		goto out_free;
+	}
+	want.pdev = ib_device_get_by_name(parent, RDMA_DRIVER_UNKNOWN);
+	if (!want.pdev) {
+		pr_err_ratelimited("link_add: %s: no RDMA device %.*s\n", name,
+				   IB_DEVICE_NAME_MAX, parent);
+		ret = -ENODEV;
+		goto out_free;
+	}
+	ret = stl_create(name, &want);
+	ib_device_put(want.pdev);
+out_free:
+	kfree(s);
+	return ret ?: count;
+}
+static struct kobj_attribute stl_link_add_attr = __ATTR_WO(link_add);
+
+/* Unregister the children whose netdev goes away (waits for them). */
+static int stl_netdev_event(struct notifier_block *nb, unsigned long event,
+			    void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct stl_parent *p;
+	struct stl_dev *sdev;
+
+	if (event != NETDEV_UNREGISTER)
+		return NOTIFY_DONE;
+	mutex_lock(&stl_devs_lock);
+	list_for_each_entry(p, &stl_parents, entry)
+		list_for_each_entry(sdev, &p->children, parent_entry)
+			if (sdev->ndev == ndev)
+				stl_queue_unregister(sdev, "its netdev goes away");
+	mutex_unlock(&stl_devs_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block stl_netdev_nb = {
+	.notifier_call = stl_netdev_event,
 };
 
 static int stl_client_add(struct ib_device *ibdev)
@@ -284,14 +555,19 @@ static int stl_client_add(struct ib_device *ibdev)
 }
 
 /*
- * The parent is going away (or the module is unloading): unregister every
- * child and wait until each has released its parent objects.
+ * The parent is going away (or the module is unloading): have every child
+ * unregistered and wait until each is reaped.  This runs under the parent's
+ * unregistration_lock, so the children are unregistered from ib_core's
+ * work queue, not nested here.
  */
 static void stl_client_remove(struct ib_device *ibdev, void *client_data)
 {
 	struct stl_parent *p;
 	struct stl_dev *sdev;
+	char why[IB_DEVICE_NAME_MAX + 32];
 
+	snprintf(why, sizeof(why), "parent %s is going away",
+		 dev_name(&ibdev->dev));
 	mutex_lock(&stl_devs_lock);
 	p = stl_parent_find(ibdev);
 	if (!p) {
@@ -299,23 +575,12 @@ static void stl_client_remove(struct ib_device *ibdev, void *client_data)
 		return;
 	}
 	p->dead = true;
-	while ((sdev = list_first_entry_or_null(&p->children, struct stl_dev,
-						parent_entry))) {
-		bool got = ib_device_try_get(&sdev->ibdev);
-
-		list_del_init(&sdev->parent_entry);
-		mutex_unlock(&stl_devs_lock);
-		if (got) {
-			ibdev_info(&sdev->ibdev, "parent %s going away\n",
-				   dev_name(&ibdev->dev));
-			ib_unregister_device_and_put(&sdev->ibdev);
-		}
-		mutex_lock(&stl_devs_lock);
-	}
+	list_for_each_entry(sdev, &p->children, parent_entry)
+		stl_queue_unregister(sdev, why);
 	list_del(&p->entry);
 	mutex_unlock(&stl_devs_lock);
 
-	/* Children unregistered by someone else must finish too. */
+	/* Children being created or unregistered by others count too. */
 	wait_event(stl_child_wq, !atomic_read(&p->nr_children));
 	kfree(p);
 }
@@ -385,25 +650,50 @@ static int __init stl_init(void)
 	ret = pvdma_init();
 	if (ret)
 		return ret;
+	stl_wq = alloc_workqueue("stellar", 0, 0);
+	if (!stl_wq) {
+		ret = -ENOMEM;
+		goto err_pvdma;
+	}
 	ret = ib_register_client(&stl_client);
 	if (ret) {
 		pr_err("cannot register ib client: %d\n", ret);
-		pvdma_exit();
-		return ret;
+		goto err_wq;
+	}
+	ret = register_netdevice_notifier(&stl_netdev_nb);
+	if (ret) {
+		pr_err("cannot register netdev notifier: %d\n", ret);
+		goto err_client;
 	}
 	rdma_link_register(&stl_link_ops);
+	stl_kobj = kobject_create_and_add(KBUILD_MODNAME, kernel_kobj);
+	if (!stl_kobj || sysfs_create_file(stl_kobj, &stl_link_add_attr.attr))
+		pr_warn("no /sys/kernel/%s/link_add\n", KBUILD_MODNAME);
 	stl_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file_unsafe("pinned_pages", 0444, stl_debugfs, NULL,
 				   &stl_debugfs_pinned_fops);
 	pr_info("loaded, ABI %d\n", STELLAR_UVERBS_ABI_VERSION);
 	return 0;
+
+err_client:
+	ib_unregister_client(&stl_client);
+err_wq:
+	destroy_workqueue(stl_wq);
+err_pvdma:
+	pvdma_exit();
+	return ret;
 }
 
 static void __exit stl_exit(void)
 {
+	/* No new device: waits for writers of link_add and for newlink. */
+	kobject_put(stl_kobj);
 	rdma_link_unregister(&stl_link_ops);
+	unregister_netdevice_notifier(&stl_netdev_nb);
 	/* Calls stl_client_remove() for every parent: children go first. */
 	ib_unregister_client(&stl_client);
+	/* Every count is 0; wait for the stl_reap() calls to return. */
+	destroy_workqueue(stl_wq);
 	debugfs_remove_recursive(stl_debugfs);
 	pvdma_exit();
 	if (pvdma_total_pinned())

@@ -10,14 +10,17 @@
 # observed.  `scenario NAME FUNC [ARGS...]` runs it with its output in
 # $STL_OUT/scenarios/NAME.log, kills the background processes it left,
 # fails it on new kernel error lines or on pinned pages left behind, and
-# prints "PASS NAME" or "FAIL NAME: why".  `finish` prints the totals and
-# returns 1 if any scenario failed.
+# prints "PASS NAME" or "FAIL NAME: why".  A scenario that cannot run here
+# returns 77 after `why "reason"`: it prints "SKIP NAME: reason" and counts
+# as skipped, never as passed.  `finish` prints the totals and returns 1 if
+# any scenario failed.
 
 STL_GIDX=${STL_GID_INDEX:-1}
 STL_LOGDIR=${STL_OUT:-/tmp}/scenarios
 STL_DEBUGFS=/sys/kernel/debug/stellar
 STL_PASSED=0
 STL_FAILED=0
+STL_SKIPPED=0
 STL_BG=()		# pids of background processes of the current scenario
 WHY=""
 
@@ -273,7 +276,10 @@ scenario() {
 		[[ -n $WHY ]] || WHY="debugfs pinned_pages is $pins after the scenario's processes exited"
 		echo "pinned_pages left: $pins" >>"$log"
 	fi
-	if ((rc == 0)); then
+	if ((rc == 77)); then
+		echo "SKIP $name: ${WHY:-no reason given}"
+		STL_SKIPPED=$((STL_SKIPPED + 1))
+	elif ((rc == 0)); then
 		echo "PASS $name ($((SECONDS - t0)) s)"
 		STL_PASSED=$((STL_PASSED + 1))
 	else
@@ -289,7 +295,7 @@ scenario() {
 
 # Print the totals; returns 1 if any scenario failed.
 finish() {
-	echo "$STL_PASSED passed, $STL_FAILED failed"
+	echo "$STL_PASSED passed, $STL_FAILED failed, $STL_SKIPPED skipped"
 	((STL_FAILED == 0))
 }
 
