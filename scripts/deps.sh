@@ -40,6 +40,8 @@ PACKAGES=(
 	perftest rdmacm-utils python3-pyverbs
 	# toolchain and static checks
 	pkg-config gcc binutils make bc sparse "linux-source-$KSRC_SERIES"
+	# debug test kernel (scripts/debug-kernel.sh), built from linux-source
+	flex bison libelf-dev
 )
 
 log() { printf 'deps.sh: %s\n' "$*" >&2; }
