@@ -82,7 +82,9 @@
 #               succeed as no-ops, and build -> the object tree (for
 #               `make -C /lib/modules/$(uname -r)/build M=...`).  The kernel
 #               log buffer is 4 MiB (log_buf_len) so lockdep/KASAN reports
-#               are not lost.  E.g.:
+#               are not lost, and KASAN reports every bug, not only the
+#               first (kasan_multi_shot; lockdep still stops after its
+#               first report).  E.g.:
 #     eval "$(scripts/debug-kernel.sh)"
 #     scripts/build-module.sh "$release" "$objtree"
 #     STL_VM_KERNEL=$vmlinux scripts/vm.sh -t 2400 tests/kernel/vm-one.sh
@@ -738,7 +740,7 @@ host_main() {
 	# QEMU exit at once on a panic.
 	CMDLINE="console=ttyS0 loglevel=5 printk.time=1 panic=-1 cryptomgr.notests acpi=noirq"
 	if [[ -n $MODBASE ]]; then
-		CMDLINE+=" log_buf_len=4M"
+		CMDLINE+=" log_buf_len=4M kasan_multi_shot"
 	fi
 	CMDLINE+=" stl_9p_cache=${STL_VM_9P_CACHE:-loose} ${STL_VM_APPEND:-}"
 
