@@ -151,10 +151,13 @@ gstep() {
 	STEPS+="$up $*"$'\n'
 }
 
-# Power the VM off now.  Never returns.
+# Power the VM off now.  Never returns.  A kernel without ACPI cannot
+# power off: then a reboot ends QEMU (it runs with -no-reboot).
 guest_poweroff() {
 	sync
 	echo o >/proc/sysrq-trigger
+	sleep 3
+	echo b >/proc/sysrq-trigger
 	sleep 60
 }
 
@@ -481,6 +484,8 @@ mark "started"
 fail() {
 	echo "stellar-vm: stage 1 failed: \$*"
 	echo o >/proc/sysrq-trigger || echo o >/newroot/proc/sysrq-trigger
+	\$bb sleep 3
+	echo b >/proc/sysrq-trigger || echo b >/newroot/proc/sysrq-trigger
 	\$bb sleep 60
 }
 for m in /modules/*.ko; do
