@@ -24,7 +24,7 @@
 # package + a hash of the fragment and of this script).  The source is
 # extracted once per package version into build/debug-kernel/src-VERSION/.
 # A finished build is marked by KEY/.stl-done; a second call then returns
-# at once.  After the build the object files are deleted: what stays is
+# at once; a call after an interrupted build resumes it.  After the build the object files are deleted: what stays is
 # what out-of-tree module builds need (.config, Makefile, Module.symvers,
 # include/, arch/x86/include/generated, scripts/, tools/objtool) plus
 # vmlinux, System.map and modules.builtin*.  Older KEY directories are
@@ -93,7 +93,7 @@ check_config() {
 			;;
 		*) continue ;;
 		esac
-		got=$(grep -E "^(# )?$sym[= ]" "$cfg" || echo "(absent: a dependency is missing)")
+		got=$(grep -E "^(# )?${sym}[= ]" "$cfg" || echo "(absent: a dependency is missing)")
 		log "config: wanted '$line', got '$got'"
 		bad=1
 	done <"$FRAGMENT"
@@ -140,7 +140,8 @@ if [[ ! -e $SRC/.stl-extracted ]]; then
 	log "extracted in $((SECONDS - start)) s"
 fi
 
-rm -rf "$OBJ"
+# An interrupted build of the same KEY goes on where it stopped (kbuild
+# only rebuilds what the unchanged .config does not cover).
 mkdir -p "$OBJ"
 LOG=$OBJ/build.log
 : >"$LOG"
