@@ -5,6 +5,8 @@
 #   1. dependencies (scripts/deps.sh), build, kernel gates (scripts/lint.sh)
 #   2. userspace tests of the provider
 #   3. VM scenarios on one host (one boot), then on two hosts (one boot each)
+#   4. the one-host scenarios again on the debug kernel (lockdep, KASAN) of
+#      scripts/debug-kernel.sh, built once and cached in build/debug-kernel/
 # Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
