@@ -90,8 +90,8 @@
 #     STL_VM_KERNEL=$vmlinux scripts/vm.sh -t 2400 tests/kernel/vm-one.sh
 #
 # How it works.  Cached in build/vm/ (rebuilt when the kernel or this
-# script changes; keyed on KVER): an initramfs (static busybox, the modules needed to mount
-# the root, and a copy of this script), and the uncompressed kernel
+# script changes; keyed on KVER): an initramfs (static busybox, the modules
+# needed to mount the root, and a copy of this script), and the uncompressed kernel
 # (vmlinux, booted through its PVH entry point: no decompression under TCG;
 # falls back to /boot/vmlinuz when that is not possible).  Stage 1 (/init,
 # busybox) loads virtio_pci, 9pnet_virtio, 9p, overlay, mounts the host root
@@ -414,6 +414,13 @@ builtin_moddir() {
 	printf '%s\n' "$base"
 }
 
+# Is module $1 built into the STL_VM_KERNEL kernel?
+is_builtin() {
+	local out
+	out=$(modprobe -d "$MODBASE" -S "$KVER" --show-depends "$1" 2>/dev/null) || return 1
+	[[ $out == "builtin "* ]]
+}
+
 # Build (or reuse) the initramfs for $KVER and this version of the script;
 # prints its path.
 build_initramfs() {
@@ -443,9 +450,7 @@ build_initramfs() {
 	# has them built in: none to load.
 	for m in "${STAGE1_MODULES[@]}"; do
 		if [[ -n $MODBASE ]]; then
-			modprobe -d "$MODBASE" -S "$KVER" --show-depends "$m" 2>/dev/null |
-				grep -q "^builtin " ||
-				die "STL_VM_KERNEL: $m is not built into $KVER"
+			is_builtin "$m" || die "STL_VM_KERNEL: $m is not built into $KVER"
 			continue
 		fi
 		while read -r f; do
@@ -540,9 +545,7 @@ insmod_plan() {
 	if [[ -n $MODBASE ]]; then
 		# Built in: the guest's modprobe finds them in modules.builtin.
 		for m in "${GUEST_MODULES[@]}"; do
-			modprobe -d "$MODBASE" -S "$KVER" --show-depends "$m" 2>/dev/null |
-				grep -q "^builtin " ||
-				die "STL_VM_KERNEL: $m is not built into $KVER"
+			is_builtin "$m" || die "STL_VM_KERNEL: $m is not built into $KVER"
 		done
 		return 0
 	fi
