@@ -5,6 +5,8 @@
 #   1. dependencies (scripts/deps.sh), build, kernel gates (scripts/lint.sh)
 #   2. userspace tests of the provider
 #   3. VM scenarios on one host (one boot), then on two hosts (one boot each)
+#   4. the one-host scenarios again on the debug kernel (lockdep, KASAN) of
+#      scripts/debug-kernel.sh, built once and cached in build/debug-kernel/
 # Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,9 +38,22 @@ stage provider-unit make -s -C userlib check
 # Slab poisoning: a use-after-free in any scenario becomes an oops.
 stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" scripts/vm.sh -t 1200 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
+# The one-VM suite again on a debug kernel (lockdep, PROVE_RCU, KASAN), built
+# from linux-source-6.1 once and cached under build/debug-kernel/ (about 15
+# min on 2 cores the first time).  KASAN and lockdep under TCG: more time.
+vm_one_debug() {
+	local kinfo release="" objtree="" vmlinux=""
+	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
+	kinfo=$(scripts/debug-kernel.sh -q) || return 1
+	eval "$kinfo"
+	echo "debug kernel $release: $vmlinux"
+	scripts/build-module.sh "$release" "$objtree" >/dev/null || return 1
+	STL_VM_QUIET=1 STL_VM_KERNEL=$vmlinux scripts/vm.sh -t 2400 -o "$1" tests/kernel/vm-one.sh
+}
+stage vm-one-host-debug vm_one_debug "$out/debug"
 
 # The scenario logs: every PASS/FAIL line, so a failure names itself.
-for log in "$out"/one/vm0/script.log "$out"/two/vm*/script.log; do
+for log in "$out"/one/vm0/script.log "$out"/two/vm*/script.log "$out"/debug/vm0/script.log; do
 	[ -f "$log" ] || continue
 	echo "--- ${log#"$out"/}"
 	grep -E '^(PASS|FAIL|SKIP)|passed, [0-9]+ failed' "$log"

@@ -43,6 +43,8 @@ PACKAGES=(
 	cmake ninja-build libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev
 	# toolchain and static checks
 	pkg-config gcc binutils make bc sparse "linux-source-$KSRC_SERIES"
+	# debug test kernel (scripts/debug-kernel.sh), built from linux-source
+	flex bison libelf-dev
 )
 
 log() { printf 'deps.sh: %s\n' "$*" >&2; }

@@ -71,9 +71,27 @@
 # Other environment: KVER (kernel version; default from scripts/kver.sh),
 # STL_VM_APPEND (extra kernel command line, e.g. "dyndbg=module stellar +p").
 #
+# Another kernel (the debug kernel of scripts/debug-kernel.sh):
+#   STL_VM_KERNEL=FILE  boot FILE (a vmlinux with a PVH entry point, or a
+#               bzImage) instead of the distribution kernel.  KVER then
+#               defaults to the release in the object tree FILE lies in
+#               (DIR/include/config/kernel.release).  Every module stage 1
+#               and stage 2 load must be built into that kernel: the guest
+#               gets /lib/modules/KVER/ with its modules.builtin* (depmod
+#               run on the host), so `modprobe rdma_rxe` and the like
+#               succeed as no-ops, and build -> the object tree (for
+#               `make -C /lib/modules/$(uname -r)/build M=...`).  The kernel
+#               log buffer is 4 MiB (log_buf_len) so lockdep/KASAN reports
+#               are not lost, and KASAN reports every bug, not only the
+#               first (kasan_multi_shot; lockdep still stops after its
+#               first report).  E.g.:
+#     eval "$(scripts/debug-kernel.sh)"
+#     scripts/build-module.sh "$release" "$objtree"
+#     STL_VM_KERNEL=$vmlinux scripts/vm.sh -t 2400 tests/kernel/vm-one.sh
+#
 # How it works.  Cached in build/vm/ (rebuilt when the kernel or this
-# script changes): an initramfs (static busybox, the modules needed to mount
-# the root, and a copy of this script), and the uncompressed kernel
+# script changes; keyed on KVER): an initramfs (static busybox, the modules
+# needed to mount the root, and a copy of this script), and the uncompressed kernel
 # (vmlinux, booted through its PVH entry point: no decompression under TCG;
 # falls back to /boot/vmlinuz when that is not possible).  Stage 1 (/init,
 # busybox) loads virtio_pci, 9pnet_virtio, 9p, overlay, mounts the host root
@@ -133,10 +151,13 @@ gstep() {
 	STEPS+="$up $*"$'\n'
 }
 
-# Power the VM off now.  Never returns.
+# Power the VM off now.  Never returns.  A kernel without ACPI cannot
+# power off: then a reboot ends QEMU (it runs with -no-reboot).
 guest_poweroff() {
 	sync
 	echo o >/proc/sysrq-trigger
+	sleep 3
+	echo b >/proc/sysrq-trigger
 	sleep 60
 }
 
@@ -235,7 +256,7 @@ guest_main() {
 
 	# Stage 1 mounted everything, the results export included.
 	[[ -r $GUEST_OUT/job.env ]] || guest_die "no job.env in the results export"
-	STL_PEER_IP="" STL_INSMOD=() STL_TIMEOUT=600
+	STL_PEER_IP="" STL_INSMOD=() STL_TIMEOUT=600 STL_MODDIR=""
 	# shellcheck source=/dev/null
 	source "$GUEST_OUT/job.env"
 	export STL_VM_INDEX STL_NVMS STL_MY_IP STL_PEER_IP STL_REPO
@@ -250,6 +271,16 @@ guest_main() {
 	fi
 	ulimit -l unlimited
 
+	# A kernel with its modules built in: its /lib/modules/KVER (in the
+	# overlay: nothing reaches the host).
+	if [[ -n $STL_MODDIR ]]; then
+		read -r i </proc/sys/kernel/osrelease
+		if ! { mkdir -p /lib/modules && rm -rf "/lib/modules/$i" &&
+			cp -a "$STL_MODDIR" "/lib/modules/$i"; }; then
+			guest_die "could not set up /lib/modules/$i"
+		fi
+		gstep "/lib/modules/$i set up"
+	fi
 	guest_load_modules || guest_die "could not load ${GUEST_MODULES[*]}"
 	gstep "loaded ${GUEST_MODULES[*]}"
 	printf '%s\n' "link set lo up" "link set eth0 up" \
@@ -339,6 +370,57 @@ kernel_image() {
 	printf '%s\n' "$bz"
 }
 
+# For STL_VM_KERNEL: print the object tree its image $1 lies in (the
+# directory with include/config/kernel.release, at most 3 levels up).
+kernel_objtree() {
+	local d n
+	d=$(dirname "$1")
+	for ((n = 0; n < 4; n++)); do
+		if [[ -f $d/include/config/kernel.release ]]; then
+			printf '%s\n' "$d"
+			return 0
+		fi
+		d=$(dirname "$d")
+	done
+	return 1
+}
+
+# For STL_VM_KERNEL: build (or reuse) build/vm/modules-$KVER/, a depmod base
+# directory whose lib/modules/$KVER/ has the kernel's modules.builtin* and
+# build -> the object tree $1; prints the base directory.
+builtin_moddir() {
+	local obj=$1 base=$REPO_ROOT/build/vm/modules-$KVER tmp d f
+	d=$base/lib/modules/$KVER
+	if [[ -s $d/modules.builtin.bin && $d/modules.builtin.bin -nt $obj/modules.builtin &&
+		$(readlink "$d/build") == "$obj" ]]; then
+		printf '%s\n' "$base"
+		return 0
+	fi
+	for f in modules.builtin modules.builtin.modinfo; do
+		[[ -f $obj/$f ]] || die "STL_VM_KERNEL: no $obj/$f"
+	done
+	command -v depmod >/dev/null 2>&1 || die "depmod not found (run scripts/deps.sh)"
+	mkdir -p "$REPO_ROOT/build/vm"
+	tmp=$(mktemp -d "$REPO_ROOT/build/vm/.modules.XXXXXX")
+	d=$tmp/lib/modules/$KVER
+	mkdir -p "$d"
+	cp "$obj/modules.builtin" "$obj/modules.builtin.modinfo" "$d/"
+	: >"$d/modules.order"
+	ln -s "$obj" "$d/build"
+	depmod -b "$tmp" "$KVER" || die "depmod -b $tmp $KVER failed"
+	chmod 0755 "$tmp"
+	rm -rf "$base"
+	mv "$tmp" "$base"
+	printf '%s\n' "$base"
+}
+
+# Is module $1 built into the STL_VM_KERNEL kernel?
+is_builtin() {
+	local out
+	out=$(modprobe -d "$MODBASE" -S "$KVER" --show-depends "$1" 2>/dev/null) || return 1
+	[[ $out == "builtin "* ]]
+}
+
 # Build (or reuse) the initramfs for $KVER and this version of the script;
 # prints its path.
 build_initramfs() {
@@ -364,13 +446,18 @@ build_initramfs() {
 	cp "$f" "$stage/bin/busybox"
 	cp "$SELF" "$stage/vm.sh"
 
-	# Module files in load order, each once.
+	# Module files in load order, each once.  A kernel of STL_VM_KERNEL
+	# has them built in: none to load.
 	for m in "${STAGE1_MODULES[@]}"; do
+		if [[ -n $MODBASE ]]; then
+			is_builtin "$m" || die "STL_VM_KERNEL: $m is not built into $KVER"
+			continue
+		fi
 		while read -r f; do
 			[[ " ${mods[*]} " == *" $f "* ]] || mods+=("$f")
 		done < <(modprobe -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }')
 	done
-	[[ ${#mods[@]} -ge ${#STAGE1_MODULES[@]} ]] ||
+	[[ -n $MODBASE || ${#mods[@]} -ge ${#STAGE1_MODULES[@]} ]] ||
 		die "modprobe -S $KVER --show-depends found too few modules"
 	for f in "${mods[@]}"; do
 		dst=$stage/modules/$(printf '%02d' $n)-$(basename "${f%%.ko*}").ko
@@ -402,9 +489,12 @@ mark "started"
 fail() {
 	echo "stellar-vm: stage 1 failed: \$*"
 	echo o >/proc/sysrq-trigger || echo o >/newroot/proc/sysrq-trigger
+	\$bb sleep 3
+	echo b >/proc/sysrq-trigger || echo b >/newroot/proc/sysrq-trigger
 	\$bb sleep 60
 }
 for m in /modules/*.ko; do
+	[ -e "\$m" ] || continue
 	\$bb insmod "\$m" || fail "insmod \$m"
 done
 mark "modules loaded"
@@ -443,7 +533,7 @@ EOF
 	mv -f "$stage.cpio" "$out"
 	rm -rf "$stage"
 	# Drop initramfs images of older versions of this script.
-	find "$dir" -maxdepth 1 -name 'initramfs-*.cpio' ! -newer "$out" \
+	find "$dir" -maxdepth 1 -name "initramfs-$KVER-*.cpio" ! -newer "$out" \
 		! -name "${out##*/}" -mmin +10 -delete 2>/dev/null || true
 	printf '%s\n' "$out"
 }
@@ -452,6 +542,13 @@ EOF
 # array, in load order, each once.
 insmod_plan() {
 	local m
+	if [[ -n $MODBASE ]]; then
+		# Built in: the guest's modprobe finds them in modules.builtin.
+		for m in "${GUEST_MODULES[@]}"; do
+			is_builtin "$m" || die "STL_VM_KERNEL: $m is not built into $KVER"
+		done
+		return 0
+	fi
 	for m in "${GUEST_MODULES[@]}"; do
 		modprobe -S "$KVER" --show-depends "$m" 2>/dev/null || true
 	done | awk '$1 == "insmod" && !seen[$2]++ { $1 = ""; sub(/^ +/, ""); sub(/ +$/, ""); print }' |
@@ -589,7 +686,7 @@ vm_verdict() {
 }
 
 host_main() {
-	local opt i w dir script running total boot
+	local opt i w dir script running total boot objtree
 	local t0 t1 now first_fail_t="" failed=0 code=0 reason=""
 	NVMS=${STL_VM_NVMS:-1}
 	TIMEOUT=${STL_VM_TIMEOUT:-600}
@@ -626,8 +723,20 @@ host_main() {
 		die "$script is hidden in the guest (/proc /sys /dev /run are the guest's own)" ;;
 	esac
 
-	KVER=$("$SCRIPT_DIR/kver.sh") || exit 2
-	KERNEL=$(kernel_image)
+	MODBASE=""
+	if [[ -n ${STL_VM_KERNEL:-} ]]; then
+		KERNEL=$(realpath -e "$STL_VM_KERNEL" 2>/dev/null) ||
+			die "STL_VM_KERNEL: no such file: $STL_VM_KERNEL"
+		objtree=$(kernel_objtree "$KERNEL") ||
+			die "STL_VM_KERNEL: $KERNEL is not in a kernel object tree"
+		if [[ -z ${KVER:-} ]]; then
+			KVER=$(cat "$objtree/include/config/kernel.release")
+		fi
+		MODBASE=$(builtin_moddir "$objtree")
+	else
+		KVER=$("$SCRIPT_DIR/kver.sh") || exit 2
+		KERNEL=$(kernel_image)
+	fi
 	INITRAMFS=$(build_initramfs)
 	INSMOD=$(insmod_plan)
 	SMP=1
@@ -638,6 +747,9 @@ host_main() {
 	# panic on oops: the host scans the log.  panic=-1 and -no-reboot make
 	# QEMU exit at once on a panic.
 	CMDLINE="console=ttyS0 loglevel=5 printk.time=1 panic=-1 cryptomgr.notests acpi=noirq"
+	if [[ -n $MODBASE ]]; then
+		CMDLINE+=" log_buf_len=4M kasan_multi_shot"
+	fi
 	CMDLINE+=" stl_9p_cache=${STL_VM_9P_CACHE:-loose} ${STL_VM_APPEND:-}"
 
 	if [[ -z $OUTDIR ]]; then
@@ -647,7 +759,7 @@ host_main() {
 	OUTDIR=$(realpath "$OUTDIR")
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
-	log "kernel $KVER, $NVMS VM(s), timeout ${TIMEOUT}s, output in $OUTDIR"
+	log "kernel $KVER ($KERNEL), $NVMS VM(s), timeout ${TIMEOUT}s, output in $OUTDIR"
 
 	if ((NVMS > 1)); then
 		# A unix socket path must be short (108 bytes): not under OUTDIR.
@@ -673,6 +785,9 @@ host_main() {
 			printf 'STL_REPO=%q\n' "$REPO_ROOT"
 			printf 'STL_TIMEOUT=%d\n' "$TIMEOUT"
 			printf 'STL_INSMOD=(%s)\n' "$INSMOD"
+			if [[ -n $MODBASE ]]; then
+				printf 'STL_MODDIR=%q\n' "$MODBASE/lib/modules/$KVER"
+			fi
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
 		} >"$dir/job.env"
 	done
