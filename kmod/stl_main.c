@@ -183,7 +183,9 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 	if (atomic64_read(&sdev->pins.pinned_pages))
 		ibdev_err(ibdev, "%lld pages still pinned at removal\n",
 			  (s64)atomic64_read(&sdev->pins.pinned_pages));
-	ibdev_info(ibdev, "removed from %s\n", dev_name(&sdev->pdev->dev));
+	if (dev_name(&ibdev->dev))	/* NULL if it never got a name */
+		ibdev_info(ibdev, "removed from %s\n",
+			   dev_name(&sdev->pdev->dev));
 	queue_work(stl_wq, &sdev->reap_work);
 }
 
@@ -262,11 +264,14 @@ struct stl_want {
 	u32 port;
 };
 
-/* Find the parent and port of @want; returns it with the netdev held. */
+/*
+ * Find the parent and port of @want; returns it with the port's netdev held
+ * in *@ndev (which must be NULL on entry).
+ */
 static struct stl_parent *stl_parent_lookup(const struct stl_want *want,
 					   u32 *port, struct net_device **ndev)
 {
-	struct stl_parent *p;
+	struct stl_parent *p, *found = NULL;
 	struct net_device *nd;
 	u32 i;
 
@@ -279,18 +284,23 @@ static struct stl_parent *stl_parent_lookup(const struct stl_want *want,
 		*ndev = stl_port_netdev(p->ibdev, *port);
 		return p;
 	}
+	/* Several devices may use one netdev (rxe and siw): prefer RoCE. */
 	list_for_each_entry(p, &stl_parents, entry) {
 		rdma_for_each_port(p->ibdev, i) {
 			nd = stl_port_netdev(p->ibdev, i);
-			if (nd == want->ndev) {
-				*port = i;
-				*ndev = nd;
-				return p;
+			if (nd != want->ndev || (found && !rdma_protocol_roce(p->ibdev, i))) {
+				dev_put(nd);
+				continue;
 			}
-			dev_put(nd);
+			dev_put(*ndev);
+			*port = i;
+			*ndev = nd;
+			found = p;
+			if (rdma_protocol_roce(p->ibdev, i))
+				return p;
 		}
 	}
-	return NULL;
+	return found;
 }
 
 /*

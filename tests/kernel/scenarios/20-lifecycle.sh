@@ -326,6 +326,17 @@ s_lc_refuses_iwarp_parent() {
 		why "no log line naming iWARP"
 	lc_expect_refused "s5 siw9" "not supported" "s5: parent siw9 port 1 is iWARP, not RoCE"
 	dev_exists s5 && rdma link delete s5
+	# with rxe on the same netdev too, the RoCE device is the parent
+	if run rdma link add rxe9 type rxe netdev veth0; then
+		if add_stellar s5 veth0; then
+			[[ $(cat /sys/class/infiniband/s5/parent) == rxe9 ]] ||
+				why "s5 over veth0 (siw9 and rxe9) is not on rxe9"
+		fi
+		dev_exists s5 && rdma link delete s5
+		run rdma link delete rxe9
+	else
+		why "rxe on veth0 refused"
+	fi
 	run rdma link delete siw9
 	lc_veth_del
 	[[ -z $WHY ]]
