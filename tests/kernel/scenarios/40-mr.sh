@@ -115,7 +115,58 @@ s_mr_parent_delete_with_many_mrs_is_bounded() {
 	[[ -z $WHY ]]
 }
 
+# The test helper module tests/kernel/stall built for the running kernel
+# (make -C tests/kernel stall KVER=...); prints its path.
+mr_stall_module() {
+	local ko
+	ko=build/tests/stall/$(uname -r)/stl_stall.ko
+	[[ -f $ko ]] || return 1
+	echo "$ko"
+}
+
+# A process holds $1 MRs on stellar0 when rxe0 stops completing Stellar's
+# registration work requests (tests/kernel/stall): killed, it must be gone
+# within $2 s (one LOCAL_INV times out, the rest are not waited for); once
+# the parent answers again, registrations work and nothing stays pinned.
+s_mr_teardown_with_stalled_parent_is_bounded() {
+	local n=$1 limit=$2 ready=/run/stellar-test/mr-stall.ready log pid ko t0 ms i lost
+	log=$STL_LOGDIR/mr-stall-hold.log
+	ko=$(mr_stall_module) ||
+		{ why "$(uname -r): stl_stall.ko not built (make -C tests/kernel stall)"; return 1; }
+	rm -f "$ready"
+	echo "+ $MR_HOLD -d stellar0 -n $n"
+	"$MR_HOLD" -d stellar0 -n "$n" -r "$ready" -t 600 >"$log" 2>&1 &
+	pid=$!
+	bg_track "$pid"
+	for ((i = 0; i < 600; i++)); do
+		[[ -e $ready ]] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$log"
+	[[ -e $ready ]] || { why "stl_mr_hold did not register $n MRs"; return 1; }
+	run insmod "$ko" || { why "insmod $ko failed"; return 1; }
+	t0=$(date +%s%N)
+	echo "+ kill -9 $pid (holding $n MRs)"
+	kill -9 "$pid"
+	wait_exit "$pid" "$limit" ||
+		why "a process holding $n MRs took over $limit s to exit while the parent stalls"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	echo "process gone after $ms ms (or still there: $(kill -0 "$pid" 2>/dev/null && echo yes || echo no))"
+	run rmmod stl_stall
+	wait_exit "$pid" 120 || why "the process is still there after the parent recovered"
+	lost=$(dmesg | sed -n 's/.*stl_stall: unloaded; \([0-9]*\) completions were lost.*/\1/p' | tail -n 1)
+	echo "completions lost while stalled: ${lost:-none}"
+	[[ ${lost:-0} -ge 1 ]] || why "the stall helper swallowed no completion: the parent never stalled"
+	dmesg | grep -q 'LOCAL_INV timed out' || why "no LOCAL_INV timed out: the parent never stalled"
+	mr_verbs stellar0 stellar1 -t rc_write_lands_byte_exact -t mr_registered_after_qp_use_works ||
+		why "stellar0 registrations do not work once the parent answers again"
+	wait_no_pins 10 || why "debugfs pinned_pages is $(pinned_total) after the teardown"
+	[[ -z $WHY ]]
+}
+
 scenario mr_reg_qp_ignores_tenant_packets s_mr_reg_qp_ignores_tenant_packets
 scenario mr_limits_match_device_attributes s_mr_limits_match_device_attributes
 scenario mr_uverbs_abi_matches_uapi_header s_mr_uverbs_abi_matches_uapi_header
 scenario mr_parent_delete_with_2000_mrs_is_bounded s_mr_parent_delete_with_many_mrs_is_bounded 2000 30
+scenario mr_teardown_with_stalled_parent_is_bounded s_mr_teardown_with_stalled_parent_is_bounded 10 40
