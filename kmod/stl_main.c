@@ -104,6 +104,7 @@ static void stl_port_event(struct ib_event_handler *h, struct ib_event *ev)
 		out.element.port_num = 1;
 		break;
 	case IB_EVENT_DEVICE_FATAL:
+		stl_mr_parent_lost(sdev);
 		break;
 	default:
 		return;
@@ -585,8 +586,11 @@ static void stl_client_remove(struct ib_device *ibdev, void *client_data)
 		return;
 	}
 	p->dead = true;
-	list_for_each_entry(sdev, &p->children, parent_entry)
+	list_for_each_entry(sdev, &p->children, parent_entry) {
+		/* Its MRs go without LOCAL_INV: freeing invalidates them. */
+		stl_mr_parent_lost(sdev);
 		stl_queue_unregister(sdev, why);
+	}
 	list_del(&p->entry);
 	mutex_unlock(&stl_devs_lock);
 
@@ -604,7 +608,7 @@ static struct ib_client stl_client = {
 const struct ib_device_ops stl_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
-	.uverbs_abi_ver = 1,
+	.uverbs_abi_ver = STELLAR_UVERBS_DRIVER_ABI,
 
 	.alloc_hw_port_stats = stl_alloc_hw_port_stats,
 	.alloc_pd = stl_alloc_pd,

@@ -34,9 +34,6 @@
 #include "stellar-abi.h"
 #include "stellar.h"
 
-/* ib_device_ops.uverbs_abi_ver of stellar.ko: uverbsN/abi_version. */
-#define STELLAR_UVERBS_DRIVER_ABI 1
-
 /*
  * ALLOC_CONTEXT response: the core answer, then Stellar's driver data.  A
  * union, because the core struct ends in a flexible array and so cannot be
