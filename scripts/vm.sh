@@ -70,6 +70,7 @@
 #
 # Other environment: KVER (kernel version; default from scripts/kver.sh),
 # STL_VM_APPEND (extra kernel command line, e.g. "dyndbg=module stellar +p").
+# Every STL_FUZZ_* variable is exported to SCRIPT as it is here.
 #
 # How it works.  Cached in build/vm/ (rebuilt when the kernel or this
 # script changes): an initramfs (static busybox, the modules needed to mount
@@ -674,6 +675,10 @@ host_main() {
 			printf 'STL_TIMEOUT=%d\n' "$TIMEOUT"
 			printf 'STL_INSMOD=(%s)\n' "$INSMOD"
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
+			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh) reach the guest
+			for v in ${!STL_FUZZ_@}; do
+				printf 'export %s=%q\n' "$v" "${!v}"
+			done
 		} >"$dir/job.env"
 	done
 
