@@ -81,10 +81,11 @@
 	X(alloc_pd) X(dealloc_pd) X(reg_mr) X(dereg_mr) X(create_cq) \
 	X(destroy_cq) X(resize_cq) X(create_qp) X(destroy_qp) \
 	X(modify_qp_rand) X(modify_qp_conn) X(query_qp) X(create_ah) \
-	X(destroy_ah) X(post_send) X(post_recv) X(poll_cq) X(req_notify) \
+	X(destroy_ah) X(post_send) X(post_recv) X(post_send_wf) \
+	X(post_recv_wf) X(poll_cq) X(req_notify) \
 	X(cq_event) X(async_event) X(create_chan) X(destroy_chan) \
 	X(query) X(raw_write) X(raw_write_ex) X(raw_ioctl) X(raw_fd) \
-	X(fork) X(vm_remap) X(open_round)
+	X(fork) X(vm_remap) X(open_round) X(fixture)
 
 enum op {
 #define X(n) OP_##n,
@@ -597,6 +598,8 @@ static int op_modify_qp(struct thr *t, struct dev *d, bool conn)
 	if (conn) {
 		/* the usual path: INIT, RTR to a QP of this device, RTS */
 		a.qp_state = IBV_QPS_INIT + below(r, 3);
+		if (chance(r, 80) && qp->state < IBV_QPS_RTS)
+			a.qp_state = qp->state + 1;	/* the next step */
 		a.port_num = 1;
 		a.qkey = 0x11111111;
 		a.qp_access_flags = below(r, 16);
@@ -704,6 +707,51 @@ static uint32_t pick_lkey(struct thr *t, struct dev *d, uint64_t *addr,
 	return key;
 }
 
+/* An object of kind k (MR or AH) in PD pd, referenced, or NULL. */
+static void *get_in_pd(struct dev *d, struct rng *r, enum kind k,
+		       struct ibv_pd *pd, int *idx)
+{
+	int start = below(r, MAXOBJ), i, j;
+	void *o = NULL, *p;
+
+	pthread_mutex_lock(&d->lock);
+	for (j = 0; j < MAXOBJ && !in_child; j++) {
+		i = (start + j) % MAXOBJ;
+		p = d->s[k][i].obj;
+		if (p && (k == K_MR ? ((struct ibv_mr *)p)->pd :
+				      ((struct ibv_ah *)p)->pd) == pd) {
+			d->s[k][i].users++;
+			o = p;
+			*idx = i;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return o;
+}
+
+/* A local or remote key with a range inside an MR of the QP's PD. */
+static uint32_t pick_key_pd(struct thr *t, struct dev *d, struct ibv_pd *pd,
+			    bool remote, uint64_t *addr, uint32_t *len)
+{
+	struct ibv_mr *mr;
+	uint64_t off;
+	uint32_t key;
+	int idx;
+
+	mr = get_in_pd(d, &t->r, K_MR, pd, &idx);
+	if (!mr)
+		return pick_lkey(t, d, addr, len);
+	off = mr->length ? below(&t->r, (uint32_t)mr->length) : 0;
+	*addr = (uintptr_t)mr->addr + off;
+	*len = below(&t->r, (uint32_t)(mr->length - off) + 1);
+	if (*len > 4096)
+		*len = below(&t->r, 4096);
+	key = remote ? mr->rkey : mr->lkey;
+	put(d, K_MR, idx);
+	return key;
+}
+
 static int op_post(struct thr *t, struct dev *d, bool send)
 {
 	struct rng *r = &t->r;
@@ -711,13 +759,23 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 	struct ibv_recv_wr rwr[8], *rbad = NULL;
 	struct ibv_sge sge[8][16];
 	struct ibv_ah *ah = NULL, fake_ah;
-	struct ibv_qp *qp;
+	struct ibv_qp *qp = NULL;
 	int idx, aidx = -1, n, i, j, ret;
 	uint32_t rkey = 0;
 	uint64_t raddr = 0;
 	uint32_t rlen;
+	bool wf = chance(r, 50);
 
-	qp = get(d, r, K_QP, &idx);
+	/* well-formed chains go to a QP that can take them, if there is one */
+	for (i = 0; wf && i < 4; i++) {
+		qp = get(d, r, K_QP, &idx);
+		if (!qp || qp->state >= (send ? IBV_QPS_RTS : IBV_QPS_INIT))
+			break;
+		put(d, K_QP, idx);
+		qp = NULL;
+	}
+	if (!qp)
+		qp = get(d, r, K_QP, &idx);
 	if (!qp)
 		return -1;
 	/* libibverbs reads wr.ud.ah->handle of every WR on a UD QP */
@@ -725,10 +783,53 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 	fake_ah.context = d->ctx;
 	fake_ah.handle = pick_handle(d, r, K_AH);
 	if (send && chance(r, 80))
-		ah = get(d, r, K_AH, &aidx);
+		ah = chance(r, 70) ? get_in_pd(d, r, K_AH, qp->pd, &aidx) :
+				     get(d, r, K_AH, &aidx);
 	if (!ah)
 		ah = &fake_ah;
 	n = chance(r, 80) ? 1 + below(r, 3) : 1 + below(r, 8);
+	/* a well-formed chain, so that work reaches the data path */
+	if (wf) {
+		static const int ops[] = { IBV_WR_SEND, IBV_WR_SEND_WITH_IMM,
+					   IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
+					   IBV_WR_RDMA_READ };
+
+		for (i = 0; i < n; i++) {
+			sge[i][0].lkey = pick_key_pd(t, d, qp->pd, false,
+						     &sge[i][0].addr, &sge[i][0].length);
+			if (send) {
+				memset(&swr[i], 0, sizeof(swr[i]));
+				swr[i].wr_id = rnd(r);
+				swr[i].next = i + 1 < n ? &swr[i + 1] : NULL;
+				swr[i].sg_list = sge[i];
+				swr[i].num_sge = 1;
+				swr[i].opcode = qp->qp_type == IBV_QPT_UD ? IBV_WR_SEND :
+						ops[below(r, qp->qp_type == IBV_QPT_UC ? 4 : 5)];
+				swr[i].send_flags = IBV_SEND_SIGNALED * below(r, 2) |
+						    IBV_SEND_SOLICITED * chance(r, 20);
+				if (sge[i][0].length <= 128 && chance(r, 30) &&
+				    swr[i].opcode != IBV_WR_RDMA_READ)
+					swr[i].send_flags |= IBV_SEND_INLINE;
+				if (qp->qp_type == IBV_QPT_UD) {
+					swr[i].wr.ud.ah = ah;
+					swr[i].wr.ud.remote_qpn = chance(r, 70) ? qp->qp_num :
+								  below(r, 64);
+					swr[i].wr.ud.remote_qkey = 0x11111111;
+				} else {
+					swr[i].wr.rdma.rkey = pick_key_pd(t, d, qp->pd, true,
+									  &raddr, &rlen);
+					swr[i].wr.rdma.remote_addr = raddr;
+				}
+			} else {
+				memset(&rwr[i], 0, sizeof(rwr[i]));
+				rwr[i].wr_id = rnd(r);
+				rwr[i].next = i + 1 < n ? &rwr[i + 1] : NULL;
+				rwr[i].sg_list = sge[i];
+				rwr[i].num_sge = 1;
+			}
+		}
+		goto issue;
+	}
 	for (i = 0; i < n; i++) {
 		int ns = chance(r, 80) ? below(r, 4) : below(r, 17);
 
@@ -772,18 +873,19 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 			rwr[i].num_sge = ns;
 		}
 	}
+issue:
 	if (send) {
-		oplog(t, "post_send %s qp=%u n=%d op0=%d flags0=%#x nsge0=%d lkey0=%#x len0=%u",
-		      d->name, qp->handle, n, swr[0].opcode, swr[0].send_flags,
+		oplog(t, "post_send%s %s qp=%u n=%d op0=%d flags0=%#x nsge0=%d lkey0=%#x len0=%u",
+		      wf ? "_wf" : "", d->name, qp->handle, n, swr[0].opcode, swr[0].send_flags,
 		      swr[0].num_sge, swr[0].num_sge ? sge[0][0].lkey : 0,
 		      swr[0].num_sge ? sge[0][0].length : 0);
 		ret = ibv_post_send(qp, swr, &sbad);
-		count(OP_post_send, ret);
+		count(wf ? OP_post_send_wf : OP_post_send, ret);
 	} else {
-		oplog(t, "post_recv %s qp=%u n=%d nsge0=%d", d->name,
+		oplog(t, "post_recv%s %s qp=%u n=%d nsge0=%d", wf ? "_wf" : "", d->name,
 		      qp->handle, n, rwr[0].num_sge);
 		ret = ibv_post_recv(qp, rwr, &rbad);
-		count(OP_post_recv, ret);
+		count(wf ? OP_post_recv_wf : OP_post_recv, ret);
 	}
 	mark_dead(d, ret);
 	if (aidx >= 0)
@@ -1929,8 +2031,9 @@ static void do_op(struct thr *t, struct dev *d)
 		if (!cq)
 			break;
 		oplog(t, "poll_cq %s cq=%u ne=%d", d->name, cq->handle, ne);
+		errno = 0;
 		ret = ibv_poll_cq(cq, ne, wc);
-		count(op, ret < 0 ? -ret : 0);
+		count(op, ret < 0 ? err_of(1) : 0);
 		put(d, K_CQ, idx);
 		break;
 	}
@@ -2202,6 +2305,109 @@ static void teardown(struct thr *m)
 	close_event_fds();
 }
 
+/* Bring QP qp to RTS, connected to QP number dqpn of this device. */
+static int to_rts(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a;
+	bool ud = qp->qp_type == IBV_QPT_UD;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = d->gid;
+	a.ah_attr.grh.sgid_index = gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, ud ? IBV_QP_STATE : IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = 12;
+	a.retry_cnt = 3;
+	a.rnr_retry = 3;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, ud ? IBV_QP_STATE | IBV_QP_SQ_PSN :
+			     IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * What a well-behaved tenant sets up, so that work reaches the data path:
+ * a PD, an MR over the arena, a CQ, two RC QPs connected to each other and a
+ * UD QP with an AH, all in RTS.  They join the shared table: the fuzzing
+ * threads use and destroy them like any other object.
+ */
+static void fixture(struct thr *m, struct dev *d)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_ah_attr aa;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[3];
+	struct ibv_ah *ah;
+	int i, err = 0;
+
+	oplog(m, "fixture %s", d->name);
+	pd = ibv_alloc_pd(d->ctx);
+	if (!pd)
+		return;
+	add(d, K_PD, pd);
+	mr = ibv_reg_mr(pd, arena, 1 << 20, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC);
+	if (mr)
+		add(d, K_MR, mr);
+	cq = ibv_create_cq(d->ctx, 256, NULL, NULL, 0);
+	if (!cq)
+		return;
+	add(d, K_CQ, cq);
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ia.cap.max_send_wr = 64;
+	ia.cap.max_recv_wr = 64;
+	ia.cap.max_send_sge = 4;
+	ia.cap.max_recv_sge = 4;
+	ia.cap.max_inline_data = 64;
+	for (i = 0; i < 3; i++) {
+		ia.qp_type = i < 2 ? IBV_QPT_RC : IBV_QPT_UD;
+		qp[i] = ibv_create_qp(pd, &ia);
+		if (!qp[i])
+			return;
+		add(d, K_QP, qp[i]);
+	}
+	err |= to_rts(d, qp[0], qp[1]->qp_num);
+	err |= to_rts(d, qp[1], qp[0]->qp_num);
+	err |= to_rts(d, qp[2], qp[2]->qp_num);
+	memset(&aa, 0, sizeof(aa));
+	aa.is_global = 1;
+	aa.grh.dgid = d->gid;
+	aa.grh.sgid_index = gid_index;
+	aa.grh.hop_limit = 64;
+	aa.port_num = 1;
+	ah = ibv_create_ah(pd, &aa);
+	if (ah)
+		add(d, K_AH, ah);
+	count(OP_fixture, err ? EINVAL : (!mr || !ah) ? ENOMEM : 0);
+}
+
 /* Open every device; false when one is missing (after a short wait). */
 static bool open_round(struct thr *m)
 {
@@ -2235,6 +2441,8 @@ static bool open_round(struct thr *m)
 		teardown(m);
 		return false;
 	}
+	for (i = 0; i < ndev; i++)
+		fixture(m, &devs[i]);
 	count(OP_open_round, 0);
 	return true;
 }
