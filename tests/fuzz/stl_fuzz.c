@@ -77,27 +77,77 @@
 
 /* ---------- operation kinds and result table ---------- */
 
-#define OPS(X) \
-	X(alloc_pd) X(dealloc_pd) X(reg_mr) X(dereg_mr) X(create_cq) \
-	X(destroy_cq) X(resize_cq) X(create_qp) X(destroy_qp) \
-	X(modify_qp_rand) X(modify_qp_conn) X(query_qp) X(create_ah) \
-	X(destroy_ah) X(post_send) X(post_recv) X(post_send_wf) \
-	X(post_recv_wf) X(poll_cq) X(req_notify) \
-	X(cq_event) X(async_event) X(create_chan) X(destroy_chan) \
-	X(query) X(raw_write) X(raw_write_ex) X(raw_ioctl) X(raw_fd) \
-	X(fork) X(vm_remap) X(open_round) X(fixture)
-
 enum op {
-#define X(n) OP_##n,
-	OPS(X)
-#undef X
+	OP_alloc_pd,
+	OP_dealloc_pd,
+	OP_reg_mr,
+	OP_dereg_mr,
+	OP_create_cq,
+	OP_destroy_cq,
+	OP_resize_cq,
+	OP_create_qp,
+	OP_destroy_qp,
+	OP_modify_qp_rand,
+	OP_modify_qp_conn,
+	OP_query_qp,
+	OP_create_ah,
+	OP_destroy_ah,
+	OP_post_send,
+	OP_post_recv,
+	OP_post_send_wf,
+	OP_post_recv_wf,
+	OP_poll_cq,
+	OP_req_notify,
+	OP_cq_event,
+	OP_async_event,
+	OP_create_chan,
+	OP_destroy_chan,
+	OP_query,
+	OP_raw_write,
+	OP_raw_write_ex,
+	OP_raw_ioctl,
+	OP_raw_fd,
+	OP_fork,
+	OP_vm_remap,
+	OP_open_round,
+	OP_fixture,
 	NOPS
 };
 
 static const char *const op_names[] = {
-#define X(n) #n,
-	OPS(X)
-#undef X
+	[OP_alloc_pd] = "alloc_pd",
+	[OP_dealloc_pd] = "dealloc_pd",
+	[OP_reg_mr] = "reg_mr",
+	[OP_dereg_mr] = "dereg_mr",
+	[OP_create_cq] = "create_cq",
+	[OP_destroy_cq] = "destroy_cq",
+	[OP_resize_cq] = "resize_cq",
+	[OP_create_qp] = "create_qp",
+	[OP_destroy_qp] = "destroy_qp",
+	[OP_modify_qp_rand] = "modify_qp_rand",
+	[OP_modify_qp_conn] = "modify_qp_conn",
+	[OP_query_qp] = "query_qp",
+	[OP_create_ah] = "create_ah",
+	[OP_destroy_ah] = "destroy_ah",
+	[OP_post_send] = "post_send",
+	[OP_post_recv] = "post_recv",
+	[OP_post_send_wf] = "post_send_wf",
+	[OP_post_recv_wf] = "post_recv_wf",
+	[OP_poll_cq] = "poll_cq",
+	[OP_req_notify] = "req_notify",
+	[OP_cq_event] = "cq_event",
+	[OP_async_event] = "async_event",
+	[OP_create_chan] = "create_chan",
+	[OP_destroy_chan] = "destroy_chan",
+	[OP_query] = "query",
+	[OP_raw_write] = "raw_write",
+	[OP_raw_write_ex] = "raw_write_ex",
+	[OP_raw_ioctl] = "raw_ioctl",
+	[OP_raw_fd] = "raw_fd",
+	[OP_fork] = "fork",
+	[OP_vm_remap] = "vm_remap",
+	[OP_open_round] = "open_round",
+	[OP_fixture] = "fixture",
 };
 
 #define NERR 140		/* errno values counted one by one; above: "other" */
@@ -126,7 +176,7 @@ static int gid_index = 1;
 static bool quiet;
 
 static uint64_t ops_total;	/* atomic */
-static volatile int stop_all;
+static int stop_all;		/* set once, read by every thread */
 
 static double now(void)
 {
@@ -2182,12 +2232,12 @@ static void *worker(void *arg)
 	struct thr *t = arg;
 
 	self = t;
-	while (!stop_all && now() < t->round_end) {
+	while (!__atomic_load_n(&stop_all, __ATOMIC_RELAXED) && now() < t->round_end) {
 		struct dev *d = &devs[below(&t->r, ndev)];
 		uint64_t n = __atomic_add_fetch(&ops_total, 1, __ATOMIC_RELAXED);
 
 		if (n > max_ops) {
-			stop_all = 1;
+			__atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
 			break;
 		}
 		if (__atomic_load_n(&d->dead, __ATOMIC_RELAXED)) {
@@ -2463,22 +2513,56 @@ static void dump_ring(struct thr *t)
 static const char *errname(int e)
 {
 	static char buf[NERR + 1][16];
+	static const struct {
+		int e;
+		const char *name;
+	} names[] = {
+		{ EPERM, "EPERM" },
+		{ ENOENT, "ENOENT" },
+		{ EINTR, "EINTR" },
+		{ EIO, "EIO" },
+		{ ENXIO, "ENXIO" },
+		{ E2BIG, "E2BIG" },
+		{ EBADF, "EBADF" },
+		{ EAGAIN, "EAGAIN" },
+		{ ENOMEM, "ENOMEM" },
+		{ EACCES, "EACCES" },
+		{ EFAULT, "EFAULT" },
+		{ EBUSY, "EBUSY" },
+		{ EEXIST, "EEXIST" },
+		{ ENODEV, "ENODEV" },
+		{ EINVAL, "EINVAL" },
+		{ ENOSPC, "ENOSPC" },
+		{ ERANGE, "ERANGE" },
+		{ ENOSYS, "ENOSYS" },
+		{ EOPNOTSUPP, "EOPNOTSUPP" },
+		{ EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+		{ EMSGSIZE, "EMSGSIZE" },
+		{ ENOTTY, "ENOTTY" },
+		{ ENFILE, "ENFILE" },
+		{ EMFILE, "EMFILE" },
+		{ EOVERFLOW, "EOVERFLOW" },
+		{ ENOTCONN, "ENOTCONN" },
+		{ ENETUNREACH, "ENETUNREACH" },
+		{ ETIMEDOUT, "ETIMEDOUT" },
+		{ ENOBUFS, "ENOBUFS" },
+		{ ENODATA, "ENODATA" },
+		{ ESRCH, "ESRCH" },
+		{ EPROTO, "EPROTO" },
+		{ ECONNRESET, "ECONNRESET" },
+		{ EADDRNOTAVAIL, "EADDRNOTAVAIL" },
+		{ EHOSTUNREACH, "EHOSTUNREACH" },
+		{ ECANCELED, "ECANCELED" },
+	};
+	unsigned int i;
 
 	if (e == 0)
 		return "ok";
 	if (e == NERR)
 		return "other";
-	switch (e) {
-#define E(x) case x: return #x;
-	E(EPERM) E(ENOENT) E(EINTR) E(EIO) E(ENXIO) E(E2BIG) E(EBADF)
-	E(EAGAIN) E(ENOMEM) E(EACCES) E(EFAULT) E(EBUSY) E(EEXIST)
-	E(ENODEV) E(EINVAL) E(ENOSPC) E(ERANGE) E(ENOSYS) E(EOPNOTSUPP)
-	E(EPROTONOSUPPORT) E(EMSGSIZE) E(ENOTTY) E(ENFILE) E(EMFILE)
-	E(EOVERFLOW) E(ENOTCONN) E(ENETUNREACH) E(ETIMEDOUT) E(ENOBUFS)
-	E(ENODATA) E(ESRCH) E(EPROTO) E(ECONNRESET) E(EADDRNOTAVAIL)
-	E(EHOSTUNREACH) E(ECANCELED)
-#undef E
-	}
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].e == e)
+			return names[i].name;
 	snprintf(buf[e], sizeof(buf[e]), "%d", e);
 	return buf[e];
 }
@@ -2615,7 +2699,7 @@ int main(int argc, char **argv)
 	t0 = now();
 	deadline = t0 + max_secs;
 	last_report = t0;
-	while (!stop_all && now() < deadline) {
+	while (!__atomic_load_n(&stop_all, __ATOMIC_RELAXED) && now() < deadline) {
 		double end;
 		bool hung = false;
 
