@@ -2567,7 +2567,8 @@ static const char *errname(int e)
 	return buf[e];
 }
 
-static void print_table(void)
+/* Print the table; returns the number of operations issued. */
+static uint64_t print_table(void)
 {
 	int op, e;
 	uint64_t issued, all = 0;
@@ -2587,6 +2588,7 @@ static void print_table(void)
 		printf("\n");
 	}
 	printf("%-16s %10" PRIu64 "\n", "total", all);
+	return all;
 }
 
 /* A crash of the fuzzer itself: where, and what this thread issued last. */
@@ -2679,7 +2681,7 @@ int main(int argc, char **argv)
 	}
 	self = m;
 	printf("fuzz: seed %" PRIu64 " (replay: -s %" PRIu64 "), %d threads, "
-	       "%.0f s, round %.0f s, ops limit %" PRIu64 ", devices",
+	       "%.0f s, round %.0f s, ops limit %" PRIu64 " (0: none), devices",
 	       seed, seed, nthreads, max_secs, round_secs,
 	       max_ops == UINT64_MAX ? 0 : max_ops);
 	for (i = 0; i < ndev; i++)
@@ -2759,9 +2761,8 @@ int main(int argc, char **argv)
 	}
 	{
 		double el = now() - t0;
-		uint64_t n = ops_total > max_ops ? max_ops : ops_total;
+		uint64_t n = print_table();
 
-		print_table();
 		printf("fuzz: %d rounds, %.1f s, %.0f ops/s\n", rounds, el, n / el);
 		if (!stats[OP_open_round][0]) {
 			printf("fuzz: no round could open its devices, seed %" PRIu64 "\n", seed);
