@@ -6,12 +6,14 @@
 #   make demo       boot the test VM, create Stellar devices, move traffic
 #   make bench      perftest on Stellar and on raw rxe, as ratios
 #   make install    module (+depmod) and provider
+#   make fuzz       a long fuzzing session in the test VM (STL_FUZZ_SECONDS,
+#                   default 900; STL_FUZZ_SEED; see tests/fuzz/fuzz-guest.sh)
 
 # The kernel that linux-image-amd64 installed (newest with headers and image).
 KVER ?= $(shell scripts/kver.sh 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
 
-.PHONY: all module userlib tests check unit demo bench install clean lint deps
+.PHONY: all module userlib tests check unit demo bench install clean lint deps fuzz
 
 all: module userlib tests
 
@@ -24,6 +26,7 @@ userlib:
 
 tests:
 	$(MAKE) -C tests/kernel
+	$(MAKE) -C tests/fuzz
 
 deps:
 	scripts/deps.sh
@@ -39,6 +42,12 @@ bench:
 
 lint:
 	scripts/lint.sh
+
+# Boot time included; the guest gets STL_FUZZ_SECONDS for the fuzzer itself.
+STL_FUZZ_SECONDS ?= 900
+fuzz: all
+	KVER=$(KVER) STL_FUZZ_SECONDS=$(STL_FUZZ_SECONDS) STL_VM_QUIET=$${STL_VM_QUIET:-0} \
+		scripts/vm.sh -t $$(($(STL_FUZZ_SECONDS) + 600)) tests/fuzz/fuzz-guest.sh
 
 # DESTDIR= stages everything under a root (packaging); empty = this system.
 install: module userlib

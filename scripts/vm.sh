@@ -70,6 +70,7 @@
 #
 # Other environment: KVER (kernel version; default from scripts/kver.sh),
 # STL_VM_APPEND (extra kernel command line, e.g. "dyndbg=module stellar +p").
+# Every STL_FUZZ_* variable is exported to SCRIPT as it is here.
 #
 # Another kernel (the debug kernel of scripts/debug-kernel.sh):
 #   STL_VM_KERNEL=FILE  boot FILE (a vmlinux with a PVH entry point, or a
@@ -789,6 +790,10 @@ host_main() {
 				printf 'STL_MODDIR=%q\n' "$MODBASE/lib/modules/$KVER"
 			fi
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
+			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh) reach the guest
+			for v in ${!STL_FUZZ_@}; do
+				printf 'export %s=%q\n' "$v" "${!v}"
+			done
 		} >"$dir/job.env"
 	done
 
