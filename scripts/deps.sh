@@ -55,6 +55,9 @@ PACKAGES=(
 BPO_SUITE=bookworm-backports
 BPO_SOURCE=/etc/apt/sources.list.d/debian-backports.sources
 BPO_KERNEL_RE='^linux-image-6\.12\.[0-9]+\+deb12-amd64$'
+# What else the 6.12 kernel needs, from bookworm itself: its bzImage is
+# zstd-compressed (scripts/vm.sh unpacks it).
+BPO_PACKAGES=(zstd)
 
 # Do not wait forever for another apt/dpkg run to finish.
 APT_OPTS=(-o DPkg::Lock::Timeout=600)
@@ -232,8 +235,14 @@ usage() {
 }
 
 case ${1:-} in
-"")		install_packages; install_bpo_kernel ;;
+"")
+	install_packages
+	install_bpo_kernel
+	PACKAGES=("${BPO_PACKAGES[@]}")
+	[[ -z $(missing_packages) ]] || install_packages
+	;;
 --check)
+	PACKAGES+=("${BPO_PACKAGES[@]}")
 	mapfile -t miss < <(missing_packages)
 	[[ -n $(bpo_kernel_installed) ]] ||
 		miss+=("linux-image-6.12.*+deb12-amd64 linux-headers-6.12.*+deb12-amd64 ($BPO_SUITE)")
@@ -244,7 +253,7 @@ case ${1:-} in
 	;;
 --checkpatch)	checkpatch_path ;;
 --list)
-	printf '%s\n' "${PACKAGES[@]}"
+	printf '%s\n' "${PACKAGES[@]}" "${BPO_PACKAGES[@]}"
 	# The backports kernel: the installed one, else the name pattern.
 	read -r -a bpo <<<"$(bpo_kernel_installed)"
 	if [[ ${#bpo[@]} -gt 0 ]]; then
