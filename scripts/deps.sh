@@ -51,7 +51,7 @@ PACKAGES=(
 	pkg-config gcc binutils make bc sparse "linux-source-$KSRC_SERIES"
 )
 
-# The second test kernel: the newest 6.12 from bookworm-backports.
+# The second test kernel: the newest 6.12 for bookworm (backports, security).
 BPO_SUITE=bookworm-backports
 BPO_SOURCE=/etc/apt/sources.list.d/debian-backports.sources
 BPO_KERNEL_RE='^linux-image-6\.12\.[0-9]+\+deb12-amd64$'
