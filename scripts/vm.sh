@@ -342,7 +342,7 @@ kernel_image() {
 # Build (or reuse) the initramfs for $KVER and this version of the script;
 # prints its path.
 build_initramfs() {
-	local dir=$REPO_ROOT/build/vm hash out stage m f dst n=0
+	local dir=$REPO_ROOT/build/vm hash out stage m f dst deps n=0
 	local -a mods=()
 
 	hash=$(sha256sum "$SELF" | cut -c1-12)
@@ -364,14 +364,15 @@ build_initramfs() {
 	cp "$f" "$stage/bin/busybox"
 	cp "$SELF" "$stage/vm.sh"
 
-	# Module files in load order, each once.
+	# Module files in load order, each once.  A module built into the
+	# kernel (virtio_pci on 6.12) needs no file.
 	for m in "${STAGE1_MODULES[@]}"; do
+		deps=$(modprobe -S "$KVER" --show-depends "$m" 2>/dev/null) ||
+			die "modprobe -S $KVER --show-depends $m failed (no such module?)"
 		while read -r f; do
 			[[ " ${mods[*]} " == *" $f "* ]] || mods+=("$f")
-		done < <(modprobe -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }')
+		done < <(awk '$1 == "insmod" { print $2 }' <<<"$deps")
 	done
-	[[ ${#mods[@]} -ge ${#STAGE1_MODULES[@]} ]] ||
-		die "modprobe -S $KVER --show-depends found too few modules"
 	for f in "${mods[@]}"; do
 		dst=$stage/modules/$(printf '%02d' $n)-$(basename "${f%%.ko*}").ko
 		case $f in
@@ -449,14 +450,30 @@ EOF
 }
 
 # GUEST_MODULES and their dependencies as "FILE [OPTIONS]" words for a bash
-# array, in load order, each once.
+# array, in load order, each once.  Busybox insmod cannot read compressed
+# modules (6.12 ships .ko.xz): those are decompressed once into
+# build/vm/modules-$KVER/ and loaded from there.
 insmod_plan() {
-	local m
+	local m f rest plain dir=$REPO_ROOT/build/vm/modules-$KVER
 	for m in "${GUEST_MODULES[@]}"; do
 		modprobe -S "$KVER" --show-depends "$m" 2>/dev/null || true
 	done | awk '$1 == "insmod" && !seen[$2]++ { $1 = ""; sub(/^ +/, ""); sub(/ +$/, ""); print }' |
-		while read -r line; do
-			printf '%q ' "$line"
+		while read -r f rest; do
+			plain=$dir/$(basename "${f%.ko*}").ko
+			case $f in
+			*.ko.xz | *.ko.gz | *.ko.zst)
+				if [[ ! -s $plain || $f -nt $plain ]]; then
+					mkdir -p "$dir"
+					case $f in
+					*.xz) xz -dc "$f" ;;
+					*.gz) gzip -dc "$f" ;;
+					*) zstd -qdc "$f" ;;
+					esac >"$plain.tmp" && mv -f "$plain.tmp" "$plain"
+				fi
+				[[ -s $plain ]] && f=$plain
+				;;
+			esac
+			printf '%q ' "$f${rest:+ $rest}"
 		done
 }
 
