@@ -606,7 +606,7 @@ vm_verdict() {
 }
 
 host_main() {
-	local opt i w dir script running total boot
+	local opt i w m dir script running total boot
 	local t0 t1 now first_fail_t="" failed=0 code=0 reason=""
 	NVMS=${STL_VM_NVMS:-1}
 	TIMEOUT=${STL_VM_TIMEOUT:-600}
@@ -644,6 +644,10 @@ host_main() {
 	esac
 
 	KVER=$("$SCRIPT_DIR/kver.sh") || exit 2
+	for m in "${GUEST_MODULES[@]}"; do
+		modprobe -S "$KVER" --show-depends "$m" >/dev/null 2>&1 ||
+			die "kernel $KVER has no module $m"
+	done
 	KERNEL=$(kernel_image)
 	INITRAMFS=$(build_initramfs)
 	INSMOD=$(insmod_plan)
