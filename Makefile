@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Stellar top-level Makefile.
-#   make            stellar.ko + libstellar provider + tests
+#   make            stellar.ko + libstellar provider + tests; plus
+#                   build/kmod/KVER/stellar.ko for every test kernel
+#                   (scripts/kver.sh --all: Debian's 6.1 and backports 6.12)
 #   make check      every test (unit, VM scenarios on one and two hosts)
 #   make demo       boot the test VM, create Stellar devices, move traffic
 #   make bench      perftest on Stellar and on raw rxe, as ratios
@@ -9,17 +11,24 @@
 #   make fuzz       a long fuzzing session in the test VM (STL_FUZZ_SECONDS,
 #                   default 900; STL_FUZZ_SEED; see tests/fuzz/fuzz-guest.sh)
 
-# The kernel that linux-image-amd64 installed (newest with headers and image).
+# The kernel that linux-image-amd64 installed (Debian 12's 6.1): ./stellar.ko,
+# `make install`.
 KVER ?= $(shell scripts/kver.sh 2>/dev/null)
 KDIR ?= /lib/modules/$(KVER)/build
+# Every test kernel; the VM tests load build/kmod/$(uname -r)/stellar.ko.
+KVERS ?= $(shell scripts/kver.sh --all 2>/dev/null)
 
-.PHONY: all module userlib tests check unit demo bench install clean lint deps fuzz
+.PHONY: all module kmods userlib tests check unit demo bench install clean lint deps fuzz
 
-all: module userlib tests
+all: module kmods userlib tests
 
 module:
 	@test -n "$(KVER)" || { echo "no kernel headers: run scripts/deps.sh"; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kmods:
+	@test -n "$(KVERS)" || { echo "no kernel headers: run scripts/deps.sh"; exit 1; }
+	+@for k in $(KVERS); do scripts/build-module.sh $$k >/dev/null || exit 1; done
 
 userlib:
 	$(MAKE) -C userlib

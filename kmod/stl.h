@@ -15,6 +15,8 @@
 #include <linux/atomic.h>
 #include <rdma/ib_verbs.h>
 
+#include "kmod/stl_compat.h"
+
 #include "include/uapi/stellar-abi.h"
 #include "pvdma/pvdma.h"
 
@@ -279,7 +281,7 @@ bool stl_udata_empty(struct ib_udata *udata);
 
 /* stl_cq.c */
 int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		  struct ib_udata *udata);
+		  struct stl_create_cq_arg *arg);
 int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

@@ -41,8 +41,9 @@ static void stl_cq_event(struct ib_event *ev, void *ctx)
 }
 
 int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		  struct ib_udata *udata)
+		  struct stl_create_cq_arg *arg)
 {
+	struct ib_udata *udata = stl_create_cq_udata(arg);
 	struct stl_dev *sdev = to_stl_dev(ibcq->device);
 	struct stl_cq *scq = to_stl_cq(ibcq);
 	struct ib_cq_init_attr pattr = {};

@@ -10,13 +10,17 @@
 # stellar.ko per kernel (Debian 6.1, backports 6.12, the debug kernel) side
 # by side.  Prints the path of the module.  The VM tests load
 # build/kmod/$(uname -r)/stellar.ko (tests/kernel/lib.sh stellar_ko).
+#
+# STL_KMOD_DIR changes the output root (default build/kmod; scripts/lint.sh
+# builds with W=1 in build/lint).  Make variables such as KBUILD_EXTRA_WARN
+# are taken from the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 kver=${1:?usage: build-module.sh KVER [KDIR]}
 kdir=${2:-/lib/modules/$kver/build}
 [[ -d $kdir ]] || { echo "build-module.sh: no kernel tree $kdir" >&2; exit 1; }
-out=build/kmod/$kver
+out=${STL_KMOD_DIR:-build/kmod}/$kver
 mkdir -p "$out"
 # Only the module's own sources; cp -u keeps make's timestamps meaningful.
 while read -r f; do
@@ -24,5 +28,5 @@ while read -r f; do
 	cp -u "$f" "$out/$f"
 done < <(find Kbuild include kmod pvdma emtt spray -type f \
 	\( -name '*.[ch]' -o -name 'Kbuild*' \) 2>/dev/null)
-make -s -C "$kdir" M="$PWD/$out" modules >&2
+make -s -C "$kdir" M="$(realpath "$out")" modules >&2
 echo "$out/stellar.ko"

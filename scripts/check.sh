@@ -4,7 +4,9 @@
 # make check: every Stellar test, on a fresh Debian 12 machine too.
 #   1. dependencies (scripts/deps.sh), build, kernel gates (scripts/lint.sh)
 #   2. userspace tests of the provider
-#   3. VM scenarios on one host (one boot), then on two hosts (one boot each)
+#   3. VM scenarios on one host (one boot), then on two hosts (one boot each),
+#      on Debian 12's kernel (6.1), then again on every other test kernel
+#      (scripts/kver.sh --all: the backports 6.12), stages NAME-6.12
 #   4. the one-host scenarios again on the debug kernel (lockdep, KASAN) of
 #      scripts/debug-kernel.sh, built once and cached in build/debug-kernel/
 # Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
@@ -15,14 +17,14 @@ pass=0
 fail=0
 failed=()
 stage() {
-	local name=$1
+	local name=$1 t0=$SECONDS
 	shift
 	echo "=== $name"
 	if "$@"; then
-		echo "PASS stage $name"
+		echo "PASS stage $name ($((SECONDS - t0)) s)"
 		pass=$((pass + 1))
 	else
-		echo "FAIL stage $name (exit $?)"
+		echo "FAIL stage $name (exit $?, $((SECONDS - t0)) s)"
 		fail=$((fail + 1))
 		failed+=("$name")
 	fi
@@ -36,8 +38,15 @@ stage lint scripts/lint.sh
 stage unit make -s -C tests/unit check
 stage provider-unit make -s -C userlib check
 # Slab poisoning: a use-after-free in any scenario becomes an oops.
-stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" scripts/vm.sh -t 1200 -o "$out/one" tests/kernel/vm-one.sh
+stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" scripts/vm.sh -t 1800 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
+for k in $(scripts/kver.sh --all | tail -n +2); do
+	v=${k%%[-+]*}
+	v=${v%.*}
+	stage "vm-one-host-$v" env KVER="$k" STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" scripts/vm.sh -t 1800 -o "$out/one-$v" tests/kernel/vm-one.sh
+	stage "vm-two-hosts-$v" env KVER="$k" STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two-$v" tests/kernel/vm-two.sh
+done
+
 # The one-VM suite again on a debug kernel (lockdep, PROVE_RCU, KASAN), built
 # from linux-source-6.1 once and cached under build/debug-kernel/ (about 15
 # min on 2 cores the first time).  KASAN and lockdep under TCG: more time.
@@ -53,7 +62,7 @@ vm_one_debug() {
 stage vm-one-host-debug vm_one_debug "$out/debug"
 
 # The scenario logs: every PASS/FAIL line, so a failure names itself.
-for log in "$out"/one/vm0/script.log "$out"/two/vm*/script.log "$out"/debug/vm0/script.log; do
+for log in "$out"/one*/vm0/script.log "$out"/two*/vm*/script.log "$out"/debug/vm0/script.log; do
 	[ -f "$log" ] || continue
 	echo "--- ${log#"$out"/}"
 	grep -E '^(PASS|FAIL|SKIP)|passed, [0-9]+ failed' "$log"

@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # make lint: the kernel's own gates on the kernel code: checkpatch (no
-# errors, no warnings), kernel-doc, a W=1 build and sparse without warnings.
+# errors, no warnings), kernel-doc, a W=1 build without warnings for
+# every test kernel (scripts/kver.sh --all), each from scratch in
+# build/lint/KVER, and sparse without warnings.  Kernel version checks
+# (LINUX_VERSION_CODE) belong in kmod/stl_compat.h only: checkpatch's
+# warnings about them are ignored there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-KVER=$(scripts/kver.sh)
+KVERS=$(scripts/kver.sh --all)
 cp=$(scripts/deps.sh --checkpatch)
 kdoc=$(ls /usr/src/linux-headers-*-common/scripts/kernel-doc 2>/dev/null | head -n 1)
 files=$(git ls-files 'kmod/*.[ch]' 'pvdma/*.[ch]' 'emtt/*.[ch]' 'spray/*.[ch]' \
@@ -13,8 +17,11 @@ files=$(git ls-files 'kmod/*.[ch]' 'pvdma/*.[ch]' 'emtt/*.[ch]' 'spray/*.[ch]' \
 fail=0
 
 for f in $files; do
-	if ! perl "$cp" --no-tree --quiet --show-types \
-		--ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG -f "$f"; then
+	ignore=FILE_PATH_CHANGES,SPDX_LICENSE_TAG
+	if [ "$f" = kmod/stl_compat.h ]; then
+		ignore=$ignore,LINUX_VERSION_CODE,CONSTANT_COMPARISON
+	fi
+	if ! perl "$cp" --no-tree --quiet --show-types --ignore "$ignore" -f "$f"; then
 		echo "lint: checkpatch: $f"
 		fail=1
 	fi
@@ -34,13 +41,21 @@ if [ -n "$kdoc" ]; then
 	fi
 fi
 log=$(mktemp)
-make -C "/lib/modules/$KVER/build" M="$PWD" W=1 modules >"$log" 2>&1 || fail=1
-if grep -E 'warning:|error:' "$log"; then
-	echo "lint: W=1 build"
-	fail=1
-fi
+for k in $KVERS; do
+	rm -rf "build/lint/$k"
+	if ! STL_KMOD_DIR=build/lint KBUILD_EXTRA_WARN=1 \
+		scripts/build-module.sh "$k" >"$log" 2>&1; then
+		cat "$log"
+		fail=1
+	fi
+	if grep -E 'warning:|error:' "$log"; then
+		echo "lint: W=1 build for $k"
+		fail=1
+	fi
+done
 # sparse (C=2: every file, built or not): __rcu, __user, endianness.
 if command -v sparse >/dev/null; then
+	KVER=$(scripts/kver.sh)
 	make -C "/lib/modules/$KVER/build" M="$PWD" C=2 modules >"$log" 2>&1 || fail=1
 	if grep -E 'warning:|error:' "$log"; then
 		echo "lint: sparse"
@@ -48,6 +63,7 @@ if command -v sparse >/dev/null; then
 	fi
 else
 	echo "lint: sparse not installed (apt-get install sparse): skipped"
+	fail=1
 fi
 rm -f "$log"
 [ $fail = 0 ] && echo "lint: clean"

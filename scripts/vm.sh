@@ -425,7 +425,7 @@ is_builtin() {
 # Build (or reuse) the initramfs for $KVER and this version of the script;
 # prints its path.
 build_initramfs() {
-	local dir=$REPO_ROOT/build/vm hash out stage m f dst n=0
+	local dir=$REPO_ROOT/build/vm hash out stage m f dst deps n=0
 	local -a mods=()
 
 	hash=$(sha256sum "$SELF" | cut -c1-12)
@@ -448,18 +448,19 @@ build_initramfs() {
 	cp "$SELF" "$stage/vm.sh"
 
 	# Module files in load order, each once.  A kernel of STL_VM_KERNEL
-	# has them built in: none to load.
+	# has them built in: none to load; a module built into a distribution
+	# kernel (virtio_pci on 6.12) needs no file.
 	for m in "${STAGE1_MODULES[@]}"; do
 		if [[ -n $MODBASE ]]; then
 			is_builtin "$m" || die "STL_VM_KERNEL: $m is not built into $KVER"
 			continue
 		fi
+		deps=$(modprobe -S "$KVER" --show-depends "$m" 2>/dev/null) ||
+			die "modprobe -S $KVER --show-depends $m failed (no such module?)"
 		while read -r f; do
 			[[ " ${mods[*]} " == *" $f "* ]] || mods+=("$f")
-		done < <(modprobe -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }')
+		done < <(awk '$1 == "insmod" { print $2 }' <<<"$deps")
 	done
-	[[ -n $MODBASE || ${#mods[@]} -ge ${#STAGE1_MODULES[@]} ]] ||
-		die "modprobe -S $KVER --show-depends found too few modules"
 	for f in "${mods[@]}"; do
 		dst=$stage/modules/$(printf '%02d' $n)-$(basename "${f%%.ko*}").ko
 		case $f in
@@ -540,9 +541,11 @@ EOF
 }
 
 # GUEST_MODULES and their dependencies as "FILE [OPTIONS]" words for a bash
-# array, in load order, each once.
+# array, in load order, each once.  Busybox insmod cannot read compressed
+# modules (6.12 ships .ko.xz): those are decompressed once into
+# build/vm/modules-$KVER/ and loaded from there.
 insmod_plan() {
-	local m
+	local m f rest plain dir=$REPO_ROOT/build/vm/modules-$KVER
 	if [[ -n $MODBASE ]]; then
 		# Built in: the guest's modprobe finds them in modules.builtin.
 		for m in "${GUEST_MODULES[@]}"; do
@@ -553,8 +556,22 @@ insmod_plan() {
 	for m in "${GUEST_MODULES[@]}"; do
 		modprobe -S "$KVER" --show-depends "$m" 2>/dev/null || true
 	done | awk '$1 == "insmod" && !seen[$2]++ { $1 = ""; sub(/^ +/, ""); sub(/ +$/, ""); print }' |
-		while read -r line; do
-			printf '%q ' "$line"
+		while read -r f rest; do
+			plain=$dir/$(basename "${f%.ko*}").ko
+			case $f in
+			*.ko.xz | *.ko.gz | *.ko.zst)
+				if [[ ! -s $plain || $f -nt $plain ]]; then
+					mkdir -p "$dir"
+					case $f in
+					*.xz) xz -dc "$f" ;;
+					*.gz) gzip -dc "$f" ;;
+					*) zstd -qdc "$f" ;;
+					esac >"$plain.tmp" && mv -f "$plain.tmp" "$plain"
+				fi
+				[[ -s $plain ]] && f=$plain
+				;;
+			esac
+			printf '%q ' "$f${rest:+ $rest}"
 		done
 }
 
@@ -687,7 +704,7 @@ vm_verdict() {
 }
 
 host_main() {
-	local opt i w dir script running total boot objtree
+	local opt i w m dir script running total boot objtree
 	local t0 t1 now first_fail_t="" failed=0 code=0 reason=""
 	NVMS=${STL_VM_NVMS:-1}
 	TIMEOUT=${STL_VM_TIMEOUT:-600}
@@ -736,6 +753,10 @@ host_main() {
 		MODBASE=$(builtin_moddir "$objtree")
 	else
 		KVER=$("$SCRIPT_DIR/kver.sh") || exit 2
+		for m in "${GUEST_MODULES[@]}"; do
+			modprobe -S "$KVER" --show-depends "$m" >/dev/null 2>&1 ||
+				die "kernel $KVER has no module $m"
+		done
 		KERNEL=$(kernel_image)
 	fi
 	INITRAMFS=$(build_initramfs)

@@ -377,10 +377,10 @@ s_rmmod_with_devices_present_succeeds() {
 # operator uses it: rdma link add autoloads the module, ibv_devinfo finds the
 # provider through /etc/libibverbs.d.  Last: it leaves the provider installed.
 s_install_and_autoload() {
-	local kdir out mdir
+	local kdir mdir out
 	kdir=/lib/modules/$(uname -r)/build
-	# The build of stellar.ko for the running kernel (see stellar_ko).
-	mdir=$PWD/$(dirname "$(stellar_ko)")
+	# The build of stellar.ko for this kernel (6.1: ./, 6.12: build/kmod/).
+	mdir=$(realpath "$(dirname "$(stellar_ko)")")
 	lsmod | grep -q '^stellar ' && run rmmod stellar
 	make -s -C "$kdir" M="$mdir" modules_install >/dev/null 2>&1 ||
 		why "modules_install failed"

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Stellar: differences between the kernels Stellar builds for.
+ *
+ * Stellar is tested on Debian 12's own kernel (6.1) and on its backports
+ * kernel (6.12).  Every LINUX_VERSION_CODE check lives in this file; the
+ * rest of the code uses the names below and builds unchanged on both.
+ */
+#ifndef STL_COMPAT_H
+#define STL_COMPAT_H
+
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+/*
+ * ib_device_ops.create_cq: since 6.11 the core passes the whole uverbs
+ * attribute bundle (the driver's data at &attrs->driver_udata, attrs NULL
+ * for a kernel CQ) instead of the udata.  stl_create_cq() takes a
+ * struct stl_create_cq_arg pointer and gets its udata with
+ * stl_create_cq_udata().
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define stl_create_cq_arg uverbs_attr_bundle
+
+/**
+ * stl_create_cq_udata() - the driver data of a create_cq call
+ * @attrs: the third argument of create_cq, NULL for a kernel CQ
+ *
+ * Return: the udata, or NULL for a kernel CQ.
+ */
+static inline struct ib_udata *
+stl_create_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+#define stl_create_cq_arg ib_udata
+
+static inline struct ib_udata *stl_create_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
+#endif
+
+#endif /* STL_COMPAT_H */
