@@ -2296,6 +2296,42 @@ static int t_recv_wc_flags_are_uverbs_bits(void)
 			      "UD SEND_WITH_IMM");
 }
 
+/*
+ * A plain rxe peer (B) sends SEND_WITH_INV naming an rkey of device A: A's
+ * receive completion reports IBV_WC_WITH_INV (not the kernel's bit, which
+ * libibverbs reads as IBV_WC_IP_CSUM_OK) and the invalidated rkey.
+ */
+static int t_recv_send_with_inv_reports_ibv_wc_with_inv(void)
+{
+	static const struct pair_opts rev = { .reverse = 1 };
+	struct xfer x;
+	struct ibv_mr *victim;
+	uint8_t *vbuf;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV };
+	struct ibv_wc wc;
+	int rc;
+
+	if (side_b.stellar)
+		return skip("%s refuses SEND_WITH_INV: needs a plain peer as B", side_b.name);
+	TRY(xfer_open(&x, IBV_QPT_RC, &rev, 4096, MR_LOCAL, MR_LOCAL));
+	/* the rkey to invalidate: an MR of A in the receiving QP's PD */
+	TRY(buf_reg(x.p.b.pd, 4096, MR_REMOTE, &vbuf, &victim));
+	sge = (struct ibv_sge){ (uintptr_t)x.a, 32, x.ma->lkey };
+	wr.invalidate_rkey = victim->rkey;
+	rc = post_recv1(x.p.b.qp, 8, x.b, 4096, x.mb->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	TRY(run_send(&x.p, &wr, "SEND_WITH_INV", IBV_WC_SEND));
+	TRY(wait_wc(x.p.b.cq, &wc, "receive of SEND_WITH_INV"));
+	TRY(expect_wc(&wc, "receive of SEND_WITH_INV", IBV_WC_SUCCESS, IBV_WC_RECV, 8));
+	CHECK(wc.wc_flags == IBV_WC_WITH_INV, "receive wc_flags %#x, want IBV_WC_WITH_INV (%#x)",
+	      wc.wc_flags, IBV_WC_WITH_INV);
+	CHECK(wc.invalidated_rkey == victim->rkey, "invalidated_rkey %#x, want %#x",
+	      wc.invalidated_rkey, victim->rkey);
+	return T_PASS;
+}
+
 #define CONTROLLED_QKEY 0x80010000u
 
 /* Raise or drop CAP_NET_RAW in the effective set (kept permitted). */
@@ -2608,6 +2644,7 @@ static const struct test tests[] = {
 	T(open_xrcd_is_unsupported),
 	T(alloc_mw_is_unsupported),
 	T(recv_wc_flags_are_uverbs_bits),
+	T(recv_send_with_inv_reports_ibv_wc_with_inv),
 	T(qkey_controlled_in_ud_wr_is_replaced_when_unprivileged),
 	T(quota_cqe_refuses_enomem_and_frees_on_destroy),
 	T(quota_wqe_refuses_enomem_and_frees_on_destroy),
