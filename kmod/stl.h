@@ -31,6 +31,13 @@
 #define STL_MAX_MR_SIZE		((STL_MAX_MR_PAGES - 1) << PAGE_SHIFT)
 #define STL_MAX_MSG_SIZE	(1U << 31)
 #define STL_REG_TIMEOUT_MS	10000
+/*
+ * Default per-device quotas on queue entries (sysfs cqe_quota, wqe_quota):
+ * each CQE costs a parent CQE plus a drain ring entry, each WQE a parent
+ * work queue entry, all kernel memory the tenant makes the host allocate.
+ */
+#define STL_DEF_CQE_QUOTA	(1U << 18)
+#define STL_DEF_WQE_QUOTA	(1U << 18)
 
 enum stl_counter {
 	STL_CNT_MR_REG,
@@ -40,6 +47,8 @@ enum stl_counter {
 	STL_CNT_RECV_WRS,
 	STL_CNT_COMPLETIONS,
 	STL_CNT_BAD_WRS,
+	STL_CNT_CQE_QUOTA_REFUSALS,
+	STL_CNT_WQE_QUOTA_REFUSALS,
 	STL_NUM_COUNTERS
 };
 
@@ -66,6 +75,10 @@ struct stl_parent;
  * @n_pd: PDs alive now
  * @n_mr: MRs alive now
  * @n_ah: AHs alive now
+ * @n_cqe: CQ entries of the CQs alive now
+ * @n_wqe: send and receive queue entries of the QPs alive now
+ * @cqe_quota: most entries @n_cqe may reach (0: STL_DEF_CQE_QUOTA)
+ * @wqe_quota: most entries @n_wqe may reach (0: STL_DEF_WQE_QUOTA)
  * @pins: pinned pages, pin cache and pin quota of this device
  * @reg_flags: STL_REG_* bits: how far the parent still executes REG_MR and
  *	LOCAL_INV (atomic bitops, stl_mr.c)
@@ -85,6 +98,8 @@ struct stl_dev {
 	struct xarray mrs;
 	struct mutex qp_lifecycle;
 	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah;
+	atomic64_t n_cqe, n_wqe;
+	u32 cqe_quota, wqe_quota;
 	struct pvdma_cache pins;
 	unsigned long reg_flags;
 	atomic64_t cnt[STL_NUM_COUNTERS];
@@ -139,7 +154,7 @@ static inline struct stl_ah *to_stl_ah(struct ib_ah *ibah)
  *	It lives as long as the CQ (recycled for later QPs), so a completion
  *	still being copied out while its QP is destroyed never points at
  *	freed memory
- * @entry: in the CQ's list of refs
+ * @entry: in the CQ's list of refs, free ones in the order they were freed
  * @busy: a live QP uses it
  */
 struct stl_cq_qref {
@@ -158,8 +173,11 @@ struct stl_cq_qref {
  * @ring_size: capacity of @ring
  * @ring_head: first entry in @ring
  * @ring_count: number of entries in @ring
- * @dying: a parent QP being destroyed: its completions are dropped unread
+ * @dying: a parent QP being destroyed: its completions are named by
+ *	@dying_ref without reading the parent QP
+ * @dying_ref: the stub of @dying on this CQ
  * @qrefs: every struct stl_cq_qref of this CQ
+ * @charged: CQ entries charged to the device's cqe_quota
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -170,7 +188,9 @@ struct stl_cq {
 	u32 ring_head;
 	u32 ring_count;
 	struct ib_qp *dying;
+	struct stl_cq_qref *dying_ref;
 	struct list_head qrefs;
+	u32 charged;
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
@@ -187,6 +207,9 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  * @max_send_sge: most SGEs of a send WR, checked at post time
  * @max_recv_sge: most SGEs of a receive WR
  * @max_inline: most bytes of inline data of a send WR
+ * @qkey: the Q_Key last set by modify_qp (UD), sent in place of a
+ *	controlled Q_Key an unprivileged user names in a work request
+ * @charged: work queue entries charged to the device's wqe_quota
  */
 struct stl_qp {
 	struct ib_qp ibqp;
@@ -196,6 +219,8 @@ struct stl_qp {
 	u32 max_send_sge;
 	u32 max_recv_sge;
 	u32 max_inline;
+	u32 qkey;
+	u32 charged;
 };
 
 static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
@@ -287,8 +312,9 @@ int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 struct stl_cq_qref *stl_cq_qref_get(struct stl_cq *scq);
 void stl_cq_qref_put(struct stl_cq *scq, struct stl_cq_qref *ref);
-void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp);
-void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref);
+void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp,
+		       struct stl_cq_qref *ref);
+void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed);
 
 /* stl_qp.c */
 int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -319,6 +345,15 @@ struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,
 int stl_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		     u32 port, int index);
 extern const struct attribute_group stl_attr_group;
+int stl_quota_charge(struct stl_dev *sdev, bool cqes, u64 n);
+void stl_quota_uncharge(struct stl_dev *sdev, bool cqes, s64 n);
+
+/*
+ * ib_core exports it (6.1.0-57 and 6.12 alike: the `rdma system set
+ * privileged-qkey` setting or CAP_NET_RAW) but declares it only in its
+ * private core_priv.h.
+ */
+bool rdma_nl_get_privileged_qkey(void);
 
 #define stl_dbg(sdev, fmt, ...) ibdev_dbg(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
 #define stl_info(sdev, fmt, ...) \

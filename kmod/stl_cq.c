@@ -7,10 +7,12 @@
  * error events are raised on the virtual CQ, so completion channels work.
  *
  * A parent completion names its QP by pointer only.  While a parent QP is
- * destroyed, its CQs drop its completions unread, and once it is gone they
- * are drained into a small ring (dropping its entries), so no completion is
- * ever read through a freed parent QP.  Completions handed to the user name
- * their QP through a per-CQ stub (struct stl_cq_qref) that outlives the QP.
+ * destroyed, its CQs name its completions by the QP's stub without reading
+ * the parent QP, and once it is gone they are drained into a small ring
+ * (dropping its entries; kept if the parent refused the destroy), so no
+ * completion is ever read through a freed parent QP.  Completions handed to
+ * the user name their QP through a per-CQ stub (struct stl_cq_qref) that
+ * outlives the QP.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,6 +21,25 @@
 #include "kmod/stl.h"
 
 #define STL_POLL_BATCH 8
+
+/*
+ * Stubs freed by destroyed QPs wait until this many are free before one is
+ * given to a new QP: ib_uverbs reads a polled completion's stub.qp_num
+ * after stl_poll_cq() returned, so a stub handed on at once could make that
+ * completion report the new QP's number.  Reusing the longest-free stub
+ * only, after this many later destroys, leaves that window to a poller
+ * stalled between two instructions for as many QP destroy/create cycles.
+ */
+#define STL_QREF_QUARANTINE 16
+
+/*
+ * wc_flags as userspace reads them: ib_uverbs copies wc_flags unchanged,
+ * and libibverbs' enum ibv_wc_flags numbers them differently from the
+ * kernel's enum ib_wc_flags past WITH_IMM.
+ */
+#define STL_UWC_GRH		(1U << 0)
+#define STL_UWC_WITH_IMM	(1U << 1)
+#define STL_UWC_WITH_INV	(1U << 3)
 
 static void stl_cq_comp(struct ib_cq *pcq, void *ctx)
 {
@@ -61,6 +82,10 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		ret = -ENOMEM;
 		goto err_count;
 	}
+	ret = stl_quota_charge(sdev, true, attr->cqe);
+	if (ret)
+		goto err_count;
+	scq->charged = attr->cqe;
 
 	spin_lock_init(&scq->lock);
 	INIT_LIST_HEAD(&scq->qrefs);
@@ -70,10 +95,15 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	pcq = ib_create_cq(sdev->pdev, stl_cq_comp, stl_cq_event, scq, &pattr);
 	if (IS_ERR(pcq)) {
 		ret = PTR_ERR(pcq);
-		goto err_count;
+		goto err_charge;
 	}
+	/* The parent may round up: charge what it made. */
+	stl_quota_uncharge(sdev, true, (s64)scq->charged - pcq->cqe);
+	scq->charged = pcq->cqe;
 	scq->ring_size = pcq->cqe + 1;
-	scq->ring = kvcalloc(scq->ring_size, sizeof(*scq->ring), GFP_KERNEL);
+	/* Charged to the caller's memory cgroup, like the objects it names. */
+	scq->ring = kvcalloc(scq->ring_size, sizeof(*scq->ring),
+			     GFP_KERNEL_ACCOUNT);
 	if (!scq->ring) {
 		ret = -ENOMEM;
 		goto err_destroy_cq;
@@ -84,6 +114,8 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 err_destroy_cq:
 	ib_destroy_cq(pcq);
+err_charge:
+	stl_quota_uncharge(sdev, true, scq->charged);
 err_count:
 	atomic_dec(&sdev->n_cq);
 	return ret;
@@ -94,12 +126,25 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct stl_dev *sdev = to_stl_dev(ibcq->device);
 	struct stl_cq *scq = to_stl_cq(ibcq);
 	struct stl_cq_qref *ref, *tmp;
+	int ret;
 
-	ib_destroy_cq(scq->pcq);
+	ret = ib_destroy_cq_user(scq->pcq, NULL);
+	if (ret) {
+		/*
+		 * The parent CQ lives on and may still call stl_cq_comp() on
+		 * @scq: keep all of it (core keeps the CQ too) and let a later
+		 * destroy retry.
+		 */
+		ibdev_err_ratelimited(ibcq->device,
+				      "parent CQ destroy failed (%d): CQ kept\n",
+				      ret);
+		return ret;
+	}
 	kvfree(scq->ring);
 	/* No poll can be running: ib_uverbs holds the CQ while it polls. */
 	list_for_each_entry_safe(ref, tmp, &scq->qrefs, entry)
 		kfree(ref);
+	stl_quota_uncharge(sdev, true, scq->charged);
 	atomic_dec(&sdev->n_cq);
 	return 0;
 }
@@ -108,22 +153,33 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * stl_cq_qref_get() - a stub for a new QP's completions on @scq
  * @scq: the CQ
  *
- * Return: a stub (qp_num to be set by the caller), or NULL without memory.
+ * A freed stub is reused only once STL_QREF_QUARANTINE more are free, so
+ * a CQ holds at most that many stubs beyond its live QPs.
+ *
+ * Return: a stub (qp_num and qp_type to be set by the caller), or NULL
+ * without memory.
  */
 struct stl_cq_qref *stl_cq_qref_get(struct stl_cq *scq)
 {
-	struct stl_cq_qref *ref, *fresh;
+	struct stl_cq_qref *ref, *oldest = NULL, *fresh;
 	unsigned long flags;
+	unsigned int nfree = 0;
 
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	spin_lock_irqsave(&scq->lock, flags);
 	list_for_each_entry(ref, &scq->qrefs, entry) {
-		if (!ref->busy) {
-			ref->busy = true;
-			spin_unlock_irqrestore(&scq->lock, flags);
-			kfree(fresh);
-			return ref;
-		}
+		if (ref->busy)
+			continue;
+		if (!oldest)
+			oldest = ref;
+		nfree++;
+	}
+	if (oldest && (nfree > STL_QREF_QUARANTINE || !fresh)) {
+		oldest->busy = true;
+		list_move_tail(&oldest->entry, &scq->qrefs);
+		spin_unlock_irqrestore(&scq->lock, flags);
+		kfree(fresh);
+		return oldest;
 	}
 	if (fresh) {
 		fresh->busy = true;
@@ -144,55 +200,78 @@ void stl_cq_qref_put(struct stl_cq *scq, struct stl_cq_qref *ref)
 
 	spin_lock_irqsave(&scq->lock, flags);
 	ref->busy = false;
+	/* Free stubs are kept in the order they were freed. */
+	list_move_tail(&ref->entry, &scq->qrefs);
 	spin_unlock_irqrestore(&scq->lock, flags);
 }
 
 /**
- * stl_cq_mark_dying() - drop a parent QP's completions from now on
+ * stl_cq_mark_dying() - stop reading a parent QP's completions
  * @scq: a CQ the QP uses
  * @pqp: the parent QP about to be destroyed
+ * @ref: the QP's stub on @scq, which names its completions from now on
  *
  * Context: holds sdev->qp_lifecycle; stl_cq_drain_qp() ends the mark.
  */
-void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp)
+void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp,
+		       struct stl_cq_qref *ref)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&scq->lock, flags);
 	scq->dying = pqp;
+	scq->dying_ref = ref;
 	spin_unlock_irqrestore(&scq->lock, flags);
 }
 
 /*
- * Parent completion -> virtual, in place: the QP becomes our stub for it.
- * Returns false for a completion of the dying QP (not to be read further).
+ * The parent's wc_flags as userspace numbers them: GRH only where a GRH
+ * sits in the receive buffer (UD), immediate data, invalidation; the
+ * kernel-only bits (network header type, SMAC, VLAN) and checksum results
+ * Stellar does not offer are cleared.
+ */
+static int stl_wc_flags(const struct ib_qp *stub, int flags)
+{
+	int out = 0;
+
+	if ((flags & IB_WC_GRH) && stub->qp_type == IB_QPT_UD)
+		out |= STL_UWC_GRH;
+	if (flags & IB_WC_WITH_IMM)
+		out |= STL_UWC_WITH_IMM;
+	if (flags & IB_WC_WITH_INVALIDATE)
+		out |= STL_UWC_WITH_INV;
+	return out;
+}
+
+/*
+ * Parent completion -> virtual, in place: the QP becomes our stub for it,
+ * and the parent QP is read only if it is not being destroyed.
  * Context: scq->lock held.
  */
-static bool stl_wc_translate(struct stl_cq *scq, struct ib_wc *wc)
+static void stl_wc_translate(struct stl_cq *scq, struct ib_wc *wc)
 {
 	struct stl_qp *sqp;
 
-	if (wc->qp == scq->dying)
-		return false;
-	sqp = wc->qp->qp_context;
-	wc->qp = &(sqp->ibqp.send_cq == &scq->ibcq ? sqp->sref : sqp->rref)->stub;
+	if (wc->qp == scq->dying) {
+		wc->qp = &scq->dying_ref->stub;
+	} else {
+		sqp = wc->qp->qp_context;
+		wc->qp = &(sqp->ibqp.send_cq == &scq->ibcq ?
+			   sqp->sref : sqp->rref)->stub;
+	}
+	wc->wc_flags = stl_wc_flags(wc->qp, wc->wc_flags);
 	wc->port_num = 1;
-	return true;
 }
 
 /* Poll up to @num parent completions into @wc, translated; returns count. */
 static int stl_cq_poll_parent(struct stl_cq *scq, int num, struct ib_wc *wc)
 {
-	int got, i, kept = 0;
+	int got, i;
 
 	got = ib_poll_cq(scq->pcq, num, wc);
-	for (i = 0; i < got; i++) {
-		if (i != kept)
-			wc[kept] = wc[i];
-		if (stl_wc_translate(scq, &wc[kept]))
-			kept++;
-	}
-	return got < 0 ? got : kept;
+	for (i = 0; i < got; i++)
+		stl_wc_translate(scq, &wc[i]);
+	return got;
 }
 
 static void stl_ring_push(struct stl_cq *scq, const struct ib_wc *wc)
@@ -207,19 +286,22 @@ static void stl_ring_push(struct stl_cq *scq, const struct ib_wc *wc)
 /**
  * stl_cq_drain_qp() - take a destroyed parent QP's completions out of a CQ
  * @scq: a CQ the QP used, marked by stl_cq_mark_dying()
- * @dead_ref: the QP's stub on @scq, naming its entries in the ring
+ * @destroyed: the parent destroyed the QP; false if it refused to, and the
+ *	QP lives on with its completions
  *
  * Moves every completion still in the parent CQ into the ring, translated,
- * except those of the dying QP (compared by address, never dereferenced),
- * drops the dying QP's entries already in the ring, and ends the mark.  The
- * ring is as large as the parent CQ: it only fills up if the user lets more
- * completions pile up than the CQ holds (an overrun), and then says so.
+ * except those of a destroyed dying QP (compared by address, never
+ * dereferenced), drops that QP's entries already in the ring, and ends the
+ * mark.  The ring is as large as the parent CQ: it only fills up if the
+ * user lets more completions pile up than the CQ holds (an overrun), and
+ * then says so.
  *
  * Context: holds sdev->qp_lifecycle, so no parent QP of this device is
  * created (and cannot reuse the dying QP's address) while this runs.
  */
-void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref)
+void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed)
 {
+	struct stl_cq_qref *dead_ref = scq->dying_ref;
 	struct ib_wc wc[STL_POLL_BATCH];
 	u32 i, n, kept = 0;
 	unsigned long flags;
@@ -227,7 +309,7 @@ void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref)
 
 	spin_lock_irqsave(&scq->lock, flags);
 	/* Filter the ring first: it holds translated entries. */
-	n = scq->ring_count;
+	n = destroyed ? scq->ring_count : 0;
 	for (i = 0; i < n; i++) {
 		struct ib_wc *e = &scq->ring[(scq->ring_head + i) %
 					     scq->ring_size];
@@ -237,14 +319,16 @@ void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref)
 		scq->ring[(scq->ring_head + kept) % scq->ring_size] = *e;
 		kept++;
 	}
-	scq->ring_count = kept;
+	if (destroyed)
+		scq->ring_count = kept;
 
-	/* Still marked dying: stl_wc_translate() drops its entries. */
+	/* Still marked dying: its entries are named by dead_ref. */
 	do {
 		got = ib_poll_cq(scq->pcq, STL_POLL_BATCH, wc);
 		for (i = 0; got > 0 && i < got; i++) {
-			if (!stl_wc_translate(scq, &wc[i]))
+			if (destroyed && wc[i].qp == scq->dying)
 				continue;
+			stl_wc_translate(scq, &wc[i]);
 			if (scq->ring_count < scq->ring_size)
 				stl_ring_push(scq, &wc[i]);
 			else
@@ -254,6 +338,7 @@ void stl_cq_drain_qp(struct stl_cq *scq, struct stl_cq_qref *dead_ref)
 		}
 	} while (got == STL_POLL_BATCH);
 	scq->dying = NULL;
+	scq->dying_ref = NULL;
 	spin_unlock_irqrestore(&scq->lock, flags);
 }
 

@@ -10,8 +10,13 @@
  * copied in from user memory, because a parent kernel QP reads inline SGEs
  * as kernel pointers.
  *
- * A work request that fails these checks is refused with -EINVAL and
- * *bad_wr pointing at it; the ones before it were posted.
+ * A list of work requests is checked whole before any of it is posted: one
+ * that fails the checks is refused with -EINVAL and *bad_wr pointing at it,
+ * and nothing of the list reaches the parent.  A UD work request naming a
+ * controlled Q_Key (MSB set) from an unprivileged user is sent with the
+ * QP's own Q_Key instead (IBTA 10.2.5, as mlx5 hardware does).  If the
+ * parent refuses a request (its queue is full: -ENOMEM), the ones before it
+ * stay posted and *bad_wr points at it, as with any verbs device.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -109,19 +114,26 @@ static int stl_parent_post_send(struct ib_qp *pqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
-static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
-			     const struct ib_send_wr *wr)
-{
-	struct stl_pd *spd = to_stl_pd(sqp->ibqp.pd);
-	u8 inline_buf[STELLAR_MAX_INLINE_DATA];
+/* Scratch space for one translated send work request. */
+struct stl_send_buf {
 	union {
 		struct ib_send_wr send;
 		struct ib_rdma_wr rdma;
 		struct ib_atomic_wr atomic;
 		struct ib_ud_wr ud;
-	} pwr;
-	const struct ib_send_wr *bad;
+	} wr;
 	struct ib_sge inline_sge;
+	u8 inline_data[STELLAR_MAX_INLINE_DATA];
+};
+
+/*
+ * Check one user send work request and build the parent's in @b.
+ * Returns 0 or -errno (the request is refused).
+ */
+static int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
+			 const struct ib_send_wr *wr, struct stl_send_buf *b)
+{
+	struct stl_pd *spd = to_stl_pd(sqp->ibqp.pd);
 	int need = 0, ret;
 
 	/* Nothing but the public flags may reach the parent's kernel QP. */
@@ -135,22 +147,26 @@ static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
 		if (sqp->ibqp.qp_type == IB_QPT_UD) {
 			if (!ud_wr(wr)->ah || ud_wr(wr)->ah->pd != sqp->ibqp.pd)
 				return -EINVAL;
-			pwr.ud = *ud_wr(wr);
-			pwr.ud.ah = to_stl_ah(ud_wr(wr)->ah)->pah;
+			b->wr.ud = *ud_wr(wr);
+			b->wr.ud.ah = to_stl_ah(ud_wr(wr)->ah)->pah;
+			/* Controlled Q_Keys: the QP's own for the unprivileged. */
+			if ((b->wr.ud.remote_qkey & 0x80000000) &&
+			    !rdma_nl_get_privileged_qkey())
+				b->wr.ud.remote_qkey = READ_ONCE(sqp->qkey);
 		} else {
-			pwr.send = *wr;
+			b->wr.send = *wr;
 		}
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		if (sqp->ibqp.qp_type == IB_QPT_UD)
 			return -EINVAL;
-		pwr.rdma = *rdma_wr(wr);
+		b->wr.rdma = *rdma_wr(wr);
 		break;
 	case IB_WR_RDMA_READ:
 		if (sqp->ibqp.qp_type != IB_QPT_RC)
 			return -EINVAL;
-		pwr.rdma = *rdma_wr(wr);
+		b->wr.rdma = *rdma_wr(wr);
 		need = IB_ACCESS_LOCAL_WRITE;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -160,32 +176,37 @@ static int stl_post_one_send(struct stl_dev *sdev, struct stl_qp *sqp,
 			return -EINVAL;
 		if (wr->num_sge != 1 || wr->sg_list[0].length != sizeof(u64))
 			return -EINVAL;
-		pwr.atomic = *atomic_wr(wr);
+		b->wr.atomic = *atomic_wr(wr);
 		need = IB_ACCESS_LOCAL_WRITE;
 		break;
 	default:
 		return -EINVAL;
 	}
-	pwr.send.next = NULL;
+	b->wr.send.next = NULL;
 
 	if (wr->send_flags & IB_SEND_INLINE) {
 		if (need)
 			return -EINVAL;
-		ret = stl_copy_inline(sqp, wr, inline_buf);
+		ret = stl_copy_inline(sqp, wr, b->inline_data);
 		if (ret < 0)
 			return ret;
-		inline_sge.addr = (uintptr_t)inline_buf;
-		inline_sge.length = ret;
-		inline_sge.lkey = 0;
-		pwr.send.sg_list = &inline_sge;
-		pwr.send.num_sge = ret ? 1 : 0;
-	} else {
-		ret = stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge,
-				     sqp->max_send_sge, need);
-		if (ret)
-			return ret;
+		b->inline_sge.addr = (uintptr_t)b->inline_data;
+		b->inline_sge.length = ret;
+		b->inline_sge.lkey = 0;
+		b->wr.send.sg_list = &b->inline_sge;
+		b->wr.send.num_sge = ret ? 1 : 0;
+		return 0;
 	}
-	return stl_parent_post_send(sqp->pqp, &pwr.send, &bad);
+	return stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge,
+			      sqp->max_send_sge, need);
+}
+
+static void stl_refused(struct stl_dev *sdev, struct stl_qp *sqp, int n,
+			int ret, const char *what)
+{
+	stl_count(sdev, STL_CNT_BAD_WRS, 1);
+	stl_dbg(sdev, "QP %u: %s WR %d of the list refused (%d), none posted\n",
+		sqp->ibqp.qp_num, what, n, ret);
 }
 
 int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -193,16 +214,39 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct stl_dev *sdev = to_stl_dev(ibqp->device);
 	struct stl_qp *sqp = to_stl_qp(ibqp);
-	int ret = 0, n = 0;
+	const struct ib_send_wr *w, *bad;
+	struct stl_send_buf buf, *b = &buf;
+	int ret = 0, n;
 
-	for (; wr; wr = wr->next, n++) {
-		ret = stl_post_one_send(sdev, sqp, wr);
+	/* The whole list first: a refused request means none is posted. */
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		ret = stl_prep_send(sdev, sqp, w, b);
 		if (ret) {
-			*bad_wr = wr;
+			*bad_wr = w;
+			stl_refused(sdev, sqp, n, ret, "send");
+			return ret;
+		}
+	}
+	/*
+	 * Checked again as posted (the user may deregister an MR or unmap
+	 * inline data meanwhile; that is the user's own race).
+	 */
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		ret = stl_prep_send(sdev, sqp, w, b);
+		if (ret) {
 			stl_count(sdev, STL_CNT_BAD_WRS, 1);
 			break;
 		}
+		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
+		if (ret) {
+			/* The parent's queue is full: not a refused request. */
+			stl_dbg(sdev, "QP %u: parent post_send: %d\n",
+				ibqp->qp_num, ret);
+			break;
+		}
 	}
+	if (ret)
+		*bad_wr = w;
 	stl_count(sdev, STL_CNT_SEND_WRS, n);
 	return ret;
 }
@@ -213,26 +257,41 @@ int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct stl_dev *sdev = to_stl_dev(ibqp->device);
 	struct stl_pd *spd = to_stl_pd(ibqp->pd);
 	struct stl_qp *sqp = to_stl_qp(ibqp);
-	const struct ib_recv_wr *bad;
+	const struct ib_recv_wr *w, *bad;
 	struct ib_recv_wr pwr;
-	int ret = 0, n = 0;
+	int ret = 0, n;
 
-	for (; wr; wr = wr->next, n++) {
-		ret = stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge,
+	/* The whole list first: a refused request means none is posted. */
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
 				     sqp->max_recv_sge, IB_ACCESS_LOCAL_WRITE);
-		if (!ret) {
-			pwr = *wr;
-			pwr.next = NULL;
-			local_bh_disable();
-			ret = ib_post_recv(sqp->pqp, &pwr, &bad);
-			local_bh_enable();
-		}
 		if (ret) {
-			*bad_wr = wr;
+			*bad_wr = w;
+			stl_refused(sdev, sqp, n, ret, "receive");
+			return ret;
+		}
+	}
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
+				     sqp->max_recv_sge, IB_ACCESS_LOCAL_WRITE);
+		if (ret) {
 			stl_count(sdev, STL_CNT_BAD_WRS, 1);
 			break;
 		}
+		pwr = *w;
+		pwr.next = NULL;
+		local_bh_disable();
+		ret = ib_post_recv(sqp->pqp, &pwr, &bad);
+		local_bh_enable();
+		if (ret) {
+			/* The parent's queue is full: not a refused request. */
+			stl_dbg(sdev, "QP %u: parent post_recv: %d\n",
+				ibqp->qp_num, ret);
+			break;
+		}
 	}
+	if (ret)
+		*bad_wr = w;
 	stl_count(sdev, STL_CNT_RECV_WRS, n);
 	return ret;
 }

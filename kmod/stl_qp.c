@@ -9,8 +9,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/capability.h>
-
 #include "kmod/stl.h"
 
 #define STL_QP_ATTR_SUPPORTED                                                  \
@@ -73,6 +71,7 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct ib_qp_init_attr pinit = {};
 	struct stl_cq *scq, *rcq;
 	struct ib_qp *pqp;
+	u32 made;
 	int ret;
 
 	if (!stl_udata_empty(udata))
@@ -85,6 +84,11 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
+	/* Both bounded by max_qp_wr above: no overflow. */
+	sqp->charged = init->cap.max_send_wr + init->cap.max_recv_wr;
+	ret = stl_quota_charge(sdev, false, sqp->charged);
+	if (ret)
+		goto err_count;
 
 	scq = to_stl_cq(init->send_cq);
 	rcq = to_stl_cq(init->recv_cq);
@@ -114,6 +118,12 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	sqp->sref->stub.qp_num = pqp->qp_num;
 	sqp->rref->stub.qp_num = pqp->qp_num;
+	sqp->sref->stub.qp_type = init->qp_type;
+	sqp->rref->stub.qp_type = init->qp_type;
+	/* The parent may round its queues up: charge what it made. */
+	made = pinit.cap.max_send_wr + pinit.cap.max_recv_wr;
+	stl_quota_uncharge(sdev, false, (s64)sqp->charged - made);
+	sqp->charged = made;
 
 	sqp->pqp = pqp;
 	sqp->max_send_sge = pinit.cap.max_send_sge;
@@ -130,6 +140,7 @@ err_refs:
 		stl_cq_qref_put(scq, sqp->sref);
 	if (sqp->rref && rcq != scq)
 		stl_cq_qref_put(rcq, sqp->rref);
+	stl_quota_uncharge(sdev, false, sqp->charged);
 err_count:
 	atomic_dec(&sdev->n_qp);
 	return ret;
@@ -151,10 +162,17 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EINVAL;
 	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index)
 		return -EINVAL;
-	/* Controlled Q_Keys belong to privileged users (IBTA 10.2.5). */
+	/*
+	 * Controlled Q_Keys belong to privileged users (IBTA 10.2.5), by the
+	 * rule ib_core applies to its own devices: CAP_NET_RAW, or anyone
+	 * after `rdma system set privileged-qkey on`.
+	 */
 	if ((mask & IB_QP_QKEY) && (attr->qkey & 0x80000000) &&
-	    !capable(CAP_NET_RAW))
+	    !rdma_nl_get_privileged_qkey()) {
+		stl_dbg(sdev, "QP %u: controlled Q_Key 0x%x refused\n",
+			ibqp->qp_num, attr->qkey);
 		return -EPERM;
+	}
 
 	pattr = *attr;
 	if (mask & IB_QP_PORT)
@@ -167,6 +185,8 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	ret = ib_modify_qp(sqp->pqp, &pattr, mask);
 	if (mask & IB_QP_AV)
 		rdma_destroy_ah_attr(&pattr.ah_attr);
+	if (!ret && (mask & IB_QP_QKEY))
+		WRITE_ONCE(sqp->qkey, attr->qkey);
 	if (ret)
 		stl_dbg(sdev, "QP %u modify (mask 0x%x) failed: %d\n",
 			ibqp->qp_num, mask, ret);
@@ -205,24 +225,26 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	int ret;
 
 	mutex_lock(&sdev->qp_lifecycle);
-	/* From here on, pollers drop its completions without reading them. */
-	stl_cq_mark_dying(scq, sqp->pqp);
+	/* From here on, pollers name its completions without reading it. */
+	stl_cq_mark_dying(scq, sqp->pqp, sqp->sref);
 	if (rcq != scq)
-		stl_cq_mark_dying(rcq, sqp->pqp);
+		stl_cq_mark_dying(rcq, sqp->pqp, sqp->rref);
 	ret = ib_destroy_qp(sqp->pqp);
 	if (ret)
-		ibdev_err(&sdev->ibdev, "parent QP %u destroy failed: %d\n",
-			  ibqp->qp_num, ret);
-	/* Even on failure: the mark ends, and the QP's entries go. */
-	stl_cq_drain_qp(scq, sqp->sref);
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "parent QP %u destroy failed (%d): QP and its completions kept\n",
+				      ibqp->qp_num, ret);
+	/* The mark ends; the QP's entries go only if it is gone. */
+	stl_cq_drain_qp(scq, !ret);
 	if (rcq != scq)
-		stl_cq_drain_qp(rcq, sqp->rref);
+		stl_cq_drain_qp(rcq, !ret);
 	mutex_unlock(&sdev->qp_lifecycle);
 	if (ret)
 		return ret;
 	stl_cq_qref_put(scq, sqp->sref);
 	if (rcq != scq)
 		stl_cq_qref_put(rcq, sqp->rref);
+	stl_quota_uncharge(sdev, false, sqp->charged);
 	atomic_dec(&sdev->n_qp);
 	return 0;
 }

@@ -8,11 +8,13 @@
 
 #include "kmod/stl.h"
 
-/* The device's own counters, then the pin cache's, then two gauges. */
+/* The device's own counters, then the pin cache's, then gauges. */
 enum {
 	STL_STAT_PIN_BASE = STL_NUM_COUNTERS,
 	STL_STAT_PINNED_PAGES = STL_STAT_PIN_BASE + PVDMA_NUM_COUNTERS,
 	STL_STAT_CACHED_PAGES,
+	STL_STAT_CQES,
+	STL_STAT_WQES,
 	STL_NUM_STATS
 };
 
@@ -24,6 +26,8 @@ static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 	[STL_CNT_RECV_WRS].name = "recv_wrs",
 	[STL_CNT_COMPLETIONS].name = "completions",
 	[STL_CNT_BAD_WRS].name = "bad_wrs",
+	[STL_CNT_CQE_QUOTA_REFUSALS].name = "cqe_quota_refusals",
+	[STL_CNT_WQE_QUOTA_REFUSALS].name = "wqe_quota_refusals",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_HITS].name = "pin_cache_hits",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_MISSES].name = "pin_cache_misses",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_EVICTIONS].name = "pin_cache_evictions",
@@ -35,6 +39,8 @@ static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 		"pin_cache_mr_reuses",
 	[STL_STAT_PINNED_PAGES].name = "pinned_pages",
 	[STL_STAT_CACHED_PAGES].name = "pin_cache_idle_pages",
+	[STL_STAT_CQES].name = "cqes_in_use",
+	[STL_STAT_WQES].name = "wqes_in_use",
 };
 
 struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -59,6 +65,8 @@ int stl_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		atomic64_read(&sdev->pins.pinned_pages);
 	stats->value[STL_STAT_CACHED_PAGES] =
 		pvdma_cache_idle_pages(&sdev->pins);
+	stats->value[STL_STAT_CQES] = atomic64_read(&sdev->n_cqe);
+	stats->value[STL_STAT_WQES] = atomic64_read(&sdev->n_wqe);
 	return STL_NUM_STATS;
 }
 
@@ -148,12 +156,115 @@ static ssize_t pin_cache_bytes_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(pin_cache_bytes);
 
+static u32 stl_quota(struct stl_dev *sdev, bool cqes)
+{
+	u32 q = READ_ONCE(*(cqes ? &sdev->cqe_quota : &sdev->wqe_quota));
+
+	return q ?: (cqes ? STL_DEF_CQE_QUOTA : STL_DEF_WQE_QUOTA);
+}
+
+/**
+ * stl_quota_charge() - reserve queue entries against a device quota
+ * @sdev: the device
+ * @cqes: true for the CQE quota, false for the WQE quota
+ * @n: entries a new CQ or QP asks for
+ *
+ * The quota bounds the kernel memory (parent queues, drain rings) that the
+ * users of one device make the host allocate.  A parent may round a queue
+ * up after the check; stl_quota_uncharge() with a negative count adds the
+ * difference, so the total may pass the quota by that rounding.
+ *
+ * Return: 0, or -ENOMEM (logged, counted) if the quota has no room.
+ */
+int stl_quota_charge(struct stl_dev *sdev, bool cqes, u64 n)
+{
+	atomic64_t *used = cqes ? &sdev->n_cqe : &sdev->n_wqe;
+	u32 quota = stl_quota(sdev, cqes);
+
+	if (atomic64_add_return(n, used) <= quota)
+		return 0;
+	atomic64_sub(n, used);
+	stl_count(sdev, cqes ? STL_CNT_CQE_QUOTA_REFUSALS :
+		  STL_CNT_WQE_QUOTA_REFUSALS, 1);
+	stl_info(sdev, "%s quota %u reached: %llu more refused\n",
+		 cqes ? "CQE" : "WQE", quota, n);
+	return -ENOMEM;
+}
+
+/**
+ * stl_quota_uncharge() - give queue entries back to a device quota
+ * @sdev: the device
+ * @cqes: true for the CQE quota, false for the WQE quota
+ * @n: entries to give back (negative: charge more, unchecked)
+ */
+void stl_quota_uncharge(struct stl_dev *sdev, bool cqes, s64 n)
+{
+	atomic64_sub(n, cqes ? &sdev->n_cqe : &sdev->n_wqe);
+}
+
+/*
+ * Queue entry quotas, set by the operator: cqe_quota bounds the CQ entries
+ * of all CQs of the device, wqe_quota the send plus receive queue entries
+ * of all its QPs.  Writing 0 restores the default.  Lowering a quota below
+ * what is in use refuses new objects until enough are destroyed.
+ */
+static ssize_t stl_quota_show(struct device *dev, char *buf, bool cqes)
+{
+	return sysfs_emit(buf, "%u\n", stl_quota(stl_dev_of(dev), cqes));
+}
+
+static ssize_t stl_quota_store(struct device *dev, const char *buf,
+			       size_t count, bool cqes)
+{
+	struct stl_dev *sdev = stl_dev_of(dev);
+	u32 val;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &val);
+	if (ret)
+		return ret;
+	WRITE_ONCE(*(cqes ? &sdev->cqe_quota : &sdev->wqe_quota), val);
+	ibdev_info(&sdev->ibdev, "%s quota set to %u entries\n",
+		   cqes ? "CQE" : "WQE", stl_quota(sdev, cqes));
+	return count;
+}
+
+static ssize_t cqe_quota_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return stl_quota_show(dev, buf, true);
+}
+
+static ssize_t cqe_quota_store(struct device *dev,
+			       struct device_attribute *attr,
+			       const char *buf, size_t count)
+{
+	return stl_quota_store(dev, buf, count, true);
+}
+static DEVICE_ATTR_RW(cqe_quota);
+
+static ssize_t wqe_quota_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return stl_quota_show(dev, buf, false);
+}
+
+static ssize_t wqe_quota_store(struct device *dev,
+			       struct device_attribute *attr,
+			       const char *buf, size_t count)
+{
+	return stl_quota_store(dev, buf, count, false);
+}
+static DEVICE_ATTR_RW(wqe_quota);
+
 static struct attribute *stl_attrs[] = {
 	&dev_attr_stellar_abi_version.attr,
 	&dev_attr_parent.attr,
 	&dev_attr_pinned_pages.attr,
 	&dev_attr_pin_quota_bytes.attr,
 	&dev_attr_pin_cache_bytes.attr,
+	&dev_attr_cqe_quota.attr,
+	&dev_attr_wqe_quota.attr,
 	NULL,
 };
 

@@ -7,9 +7,10 @@
  *
  * One thread polls the shared CQ of device A without pause; the main thread
  * creates an RC QP on that CQ, connects it to a QP on PEER, posts a burst of
- * signalled RDMA WRITEs and destroys the QP at once, over and over.  Every
- * completion polled must name a QP this process created and carry a wr_id
- * it posted.  Best run with slab poisoning (slub_debug=FZPU), which turns a
+ * signalled RDMA WRITEs and destroys the QP at once, over and over, the next
+ * QP on the CQ created right after.  Every completion polled must carry a
+ * wr_id this process posted and name in qp_num the very QP it was posted
+ * on (the wr_id says which round, hence which QP).  Best run with slab poisoning (slub_debug=FZPU), which turns a
  * completion read through a freed QP into an oops.
  * Prints PASS/FAIL lines and "N passed, N failed".
  */
@@ -47,14 +48,21 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int qpn_created(uint32_t qpn)
+/* wr_id: WR_MAGIC | round << 8 | index in the burst */
+static uint64_t wr_id_of(unsigned int round, int i)
 {
-	int i, n = __atomic_load_n(&n_created, __ATOMIC_ACQUIRE);
+	return WR_MAGIC | (uint64_t)round << 8 | (unsigned int)i;
+}
 
-	for (i = n - 1; i >= 0; i--)
-		if (created[i] == qpn)
-			return 1;
-	return 0;
+/* Was @wr_id posted on the QP numbered @qpn? */
+static int wr_of_qp(uint64_t wr_id, uint32_t qpn)
+{
+	int n = __atomic_load_n(&n_created, __ATOMIC_ACQUIRE);
+	uint64_t round = (wr_id >> 8) & 0xffffff;
+
+	if ((wr_id & ~0xffffffffULL) != WR_MAGIC || (wr_id & 0xff) >= BURST)
+		return 0;
+	return round < (uint64_t)n && created[round] == qpn;
 }
 
 static void *poller(void *arg)
@@ -67,8 +75,7 @@ static void *poller(void *arg)
 		n = ibv_poll_cq(shared_cq, 8, wc);
 		for (i = 0; i < n; i++) {
 			polled++;
-			if (!qpn_created(wc[i].qp_num) ||
-			    (wc[i].wr_id & ~0xffffULL) != WR_MAGIC) {
+			if (!wr_of_qp(wc[i].wr_id, wc[i].qp_num)) {
 				if (bogus++ < 5)
 					printf("# bogus completion: qp_num %u wr_id 0x%llx status %d\n",
 					       wc[i].qp_num,
@@ -153,12 +160,12 @@ static int round_once(struct end *a, struct end *b, unsigned int round)
 	qb = rc_qp(b, b->cq);
 	if (!qa || !qb)
 		return -1;
-	created[n_created] = qa->qp_num;
-	__atomic_store_n(&n_created, n_created + 1, __ATOMIC_RELEASE);
+	created[round] = qa->qp_num;
+	__atomic_store_n(&n_created, round + 1, __ATOMIC_RELEASE);
 	if (connect_pair(qa, a, qb, b))
 		return -1;
 	for (i = 0; i < BURST; i++) {
-		wr.wr_id = WR_MAGIC | ((round * BURST + i) & 0xffff);
+		wr.wr_id = wr_id_of(round, i);
 		if (ibv_post_send(qa, &wr, &bad))
 			break;
 	}

@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <infiniband/verbs.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1951,13 +1953,15 @@ static int t_post_send_with_lkey_of_deregistered_mr_fails_einval(void)
 	return neg_expect_write_rejected(&n, (uintptr_t)b, 64, lkey);
 }
 
-/* Posting a list [good, bad, good]: EINVAL at the bad one, the first ran. */
-static int t_post_send_list_stops_at_bad_wr(void)
+/*
+ * Posting a list [good, bad, good]: EINVAL, *bad_wr at the bad one, and
+ * nothing of the list was posted (the whole list is checked first).
+ */
+static int t_post_send_list_with_bad_wr_posts_nothing(void)
 {
 	struct neg n;
 	struct ibv_sge sge[3];
 	struct ibv_send_wr wr[3], *bad = NULL;
-	struct ibv_wc wc;
 	int rc;
 
 	TRY(neg_open(&n, NULL));
@@ -1980,14 +1984,79 @@ static int t_post_send_list_stops_at_bad_wr(void)
 	CHECK(rc == EINVAL, "ibv_post_send returned %s, want EINVAL", errname(rc));
 	CHECK(bad == &wr[1], "*bad_wr is WR %ld, want WR 1",
 	      bad ? (long)(bad - wr) : -1L);
-	TRY(wait_wc(n.p.a.cq, &wc, "completion of WR 0 (before the bad one)"));
-	TRY(expect_wc(&wc, "WR 0", IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 0));
-	TRY(expect_quiet(n.p.a.cq, "requester CQ after WR 0"));
-	CHECK(first_not(n.dst, 16, 0x11) < 0, "WR 0 did not land");
-	CHECK(first_not(n.dst + 16, NEG_LEN - 16, PAT_GUARD) < 0,
-	      "responder memory changed at offset %ld: WR 1 or 2 executed",
-	      16 + first_not(n.dst + 16, NEG_LEN - 16, PAT_GUARD));
+	TRY(expect_quiet(n.p.a.cq, "requester CQ after the refused list"));
+	CHECK(first_not(n.dst, NEG_LEN, PAT_GUARD) < 0,
+	      "responder memory changed at offset %ld: part of the refused list ran",
+	      first_not(n.dst, NEG_LEN, PAT_GUARD));
 	return neg_qp_still_works(&n, 0xB0);
+}
+
+/* Device A's counter @name (ports/1/hw_counters), or -1. */
+static long long hw_counter(const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	/* rdma_hw_stats are refreshed at most every 10 ms */
+	usleep(30000);
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
+		 side_a.name, ib_port, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * A list longer than the send queue, to a peer with no receive posted (RNR,
+ * retried forever): the parent takes what fits and refuses the rest with
+ * ENOMEM.  That is a full queue, not a refused request: bad_wrs must not
+ * move, send_wrs counts exactly what was posted.
+ */
+static int t_post_send_full_queue_is_enomem_not_bad_wr(void)
+{
+	struct pair p;
+	struct pair_opts o = { .max_send_wr = 4 };
+	struct ibv_send_wr *wr, *bad = NULL;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+	struct ibv_sge sge;
+	long long bad0, sent0, bad1, sent1;
+	long idx;
+	int n, rc;
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	TRY(pair_open(&p, IBV_QPT_RC, &o));
+	TRY(buf_reg(p.a.pd, 4096, MR_LOCAL, &buf, &mr));
+	n = p.a.cap.max_send_wr + 4;
+	wr = calloc(n, sizeof(*wr));
+	CHECK(wr, "allocation failed");
+	sge = (struct ibv_sge){ (uintptr_t)buf, 8, mr->lkey };
+	for (int i = 0; i < n; i++)
+		wr[i] = (struct ibv_send_wr){ .wr_id = i, .next = i + 1 < n ? &wr[i + 1] : NULL,
+					      .sg_list = &sge, .num_sge = 1,
+					      .opcode = IBV_WR_SEND,
+					      .send_flags = IBV_SEND_SIGNALED };
+	bad0 = hw_counter("bad_wrs");
+	sent0 = hw_counter("send_wrs");
+	rc = ibv_post_send(p.a.qp, wr, &bad);
+	bad1 = hw_counter("bad_wrs");
+	sent1 = hw_counter("send_wrs");
+	idx = bad ? (long)(bad - wr) : -1L;
+	free(wr);
+	CHECK(bad0 >= 0 && sent0 >= 0, "no bad_wrs/send_wrs counter in hw_counters");
+	CHECK(rc == ENOMEM, "posting %d WRs on a %u-WR send queue returned %s, want ENOMEM",
+	      n, p.a.cap.max_send_wr, errname(rc));
+	CHECK(idx >= 1 && idx < n, "*bad_wr is WR %ld, want one past the queue", idx);
+	CHECK(bad1 == bad0, "bad_wrs grew by %lld for a full queue, want 0", bad1 - bad0);
+	CHECK(sent1 - sent0 == idx, "send_wrs grew by %lld, want %ld (the WRs posted)",
+	      sent1 - sent0, idx);
+	return T_PASS;
 }
 
 /* B's post_recv @rwr (one WR) must fail EINVAL; it may not consume a message. */
@@ -2057,7 +2126,8 @@ static int t_post_recv_rejects_num_sge_above_cap(void)
 	return neg_expect_recv_rejected(&n, &rwr);
 }
 
-static int t_post_recv_list_stops_at_bad_wr(void)
+/* A receive list [good, bad, good]: EINVAL at the bad one, none queued. */
+static int t_post_recv_list_with_bad_wr_posts_nothing(void)
 {
 	struct neg n;
 	struct ibv_sge sge[3];
@@ -2080,9 +2150,8 @@ static int t_post_recv_list_stops_at_bad_wr(void)
 	      bad ? (long)(bad - rwr) : -1L);
 	rc = post_recv1(n.p.b.qp, 0xB1, n.rbuf + 4096, 4096, n.mrbuf->lkey);
 	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
-	/* receives in order: 0xB0 (fixture), 0xC0 (list head), 0xB1 (after) */
+	/* receives in order: 0xB0 (fixture), 0xB1 (after): 0xC0 never queued */
 	TRY(neg_qp_still_works(&n, 0xB0));
-	TRY(neg_qp_still_works(&n, 0xC0));
 	TRY(neg_qp_still_works(&n, 0xB1));
 	rc = poll_n(n.p.b.cq, &wc, 1, 0);
 	CHECK(rc == 0, "extra responder completion wr_id %#" PRIx64, wc.wr_id);
@@ -2464,6 +2533,342 @@ static int t_port_does_not_advertise_cm_or_device_mgmt(void)
 	return T_PASS;
 }
 
+
+/* ================================================= wc_flags, Q_Keys, quotas */
+
+/*
+ * One SEND (@imm: with immediate) from the pair's A end to its B end; the
+ * receive completion's wc_flags must be exactly @want.
+ */
+static int recv_flags_are(struct xfer *x, int imm, unsigned int want,
+			  const char *what)
+{
+	struct ibv_sge sge = { (uintptr_t)x->a, 32, x->ma->lkey };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				  .opcode = imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+				  .imm_data = htonl(0x1234) };
+	struct ibv_wc wc;
+	int rc;
+
+	if (x->p.type == IBV_QPT_UD) {
+		wr.wr.ud.ah = x->p.ah;
+		wr.wr.ud.remote_qpn = x->p.b.qp->qp_num;
+		wr.wr.ud.remote_qkey = UD_QKEY;
+	}
+	rc = post_recv1(x->p.b.qp, 8, x->b, 4096, x->mb->lkey);
+	CHECK(!rc, "%s: ibv_post_recv returned %s", what, errname(rc));
+	TRY(run_send(&x->p, &wr, what, IBV_WC_SEND));
+	TRY(wait_wc(x->p.b.cq, &wc, what));
+	TRY(expect_wc(&wc, what, IBV_WC_SUCCESS, IBV_WC_RECV, 8));
+	CHECK(wc.wc_flags == want, "%s: receive wc_flags %#x, want %#x", what,
+	      wc.wc_flags, want);
+	return T_PASS;
+}
+
+/*
+ * Device A receives from device B (Stellar or a plain rxe peer): its
+ * receive completions carry libibverbs' wc_flags and nothing else (no
+ * kernel-only bits, GRH only for UD).
+ */
+static int t_recv_wc_flags_are_uverbs_bits(void)
+{
+	static const struct pair_opts rev = { .reverse = 1 };
+	struct xfer rc, ud;
+
+	TRY(xfer_open(&rc, IBV_QPT_RC, &rev, 4096, MR_LOCAL, MR_LOCAL));
+	TRY(recv_flags_are(&rc, 0, 0, "RC SEND"));
+	TRY(recv_flags_are(&rc, 1, IBV_WC_WITH_IMM, "RC SEND_WITH_IMM"));
+	TRY(xfer_open(&ud, IBV_QPT_UD, &rev, 4096, MR_LOCAL, MR_LOCAL));
+	TRY(recv_flags_are(&ud, 0, IBV_WC_GRH, "UD SEND"));
+	return recv_flags_are(&ud, 1, IBV_WC_GRH | IBV_WC_WITH_IMM,
+			      "UD SEND_WITH_IMM");
+}
+
+/*
+ * A plain rxe peer (B) sends SEND_WITH_INV naming an rkey of device A: A's
+ * receive completion reports IBV_WC_WITH_INV (not the kernel's bit, which
+ * libibverbs reads as IBV_WC_IP_CSUM_OK) and the invalidated rkey.
+ */
+static int t_recv_send_with_inv_reports_ibv_wc_with_inv(void)
+{
+	static const struct pair_opts rev = { .reverse = 1 };
+	struct xfer x;
+	struct ibv_mr *victim;
+	uint8_t *vbuf;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV };
+	struct ibv_wc wc;
+	int rc;
+
+	if (side_b.stellar)
+		return skip("%s refuses SEND_WITH_INV: needs a plain peer as B", side_b.name);
+	TRY(xfer_open(&x, IBV_QPT_RC, &rev, 4096, MR_LOCAL, MR_LOCAL));
+	/* the rkey to invalidate: an MR of A in the receiving QP's PD */
+	TRY(buf_reg(x.p.b.pd, 4096, MR_REMOTE, &vbuf, &victim));
+	sge = (struct ibv_sge){ (uintptr_t)x.a, 32, x.ma->lkey };
+	wr.invalidate_rkey = victim->rkey;
+	rc = post_recv1(x.p.b.qp, 8, x.b, 4096, x.mb->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	TRY(run_send(&x.p, &wr, "SEND_WITH_INV", IBV_WC_SEND));
+	TRY(wait_wc(x.p.b.cq, &wc, "receive of SEND_WITH_INV"));
+	TRY(expect_wc(&wc, "receive of SEND_WITH_INV", IBV_WC_SUCCESS, IBV_WC_RECV, 8));
+	CHECK(wc.wc_flags == IBV_WC_WITH_INV, "receive wc_flags %#x, want IBV_WC_WITH_INV (%#x)",
+	      wc.wc_flags, IBV_WC_WITH_INV);
+	CHECK(wc.invalidated_rkey == victim->rkey, "invalidated_rkey %#x, want %#x",
+	      wc.invalidated_rkey, victim->rkey);
+	return T_PASS;
+}
+
+#define CONTROLLED_QKEY 0x80010000u
+
+/* Raise or drop CAP_NET_RAW in the effective set (kept permitted). */
+static int set_net_raw(int on)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	if (on)
+		d[0].effective |= 1u << CAP_NET_RAW;
+	else
+		d[0].effective &= ~(1u << CAP_NET_RAW);
+	return syscall(SYS_capset, &h, d) ? -1 : 0;
+}
+
+/* `rdma system set privileged-qkey on` makes every user privileged. */
+static int privileged_qkey_mode(void)
+{
+	char line[256];
+	int on = 0;
+	FILE *f = popen("rdma system show 2>/dev/null", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "privileged-qkey on"))
+			on = 1;
+	pclose(f);
+	return on;
+}
+
+/* A UD send from A with @qkey to @qp (on B): where it arrives. */
+static int ud_send_qkey(struct pair *p, struct ibv_mr *ma, uint8_t *a,
+			struct ibv_qp *qp, uint32_t qkey, uint64_t id)
+{
+	struct ibv_sge sge = { (uintptr_t)a, 64, ma->lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+
+	wr.wr.ud.ah = p->ah;
+	wr.wr.ud.remote_qpn = qp->qp_num;
+	wr.wr.ud.remote_qkey = qkey;
+	return run_send(p, &wr, "UD SEND", IBV_WC_SEND);
+}
+
+/*
+ * IBTA 10.2.5: an unprivileged user's UD WR naming a controlled Q_Key
+ * (MSB set) is sent with the QP's own Q_Key.  Seen at the receivers on B:
+ * a QP whose Q_Key is the controlled one does not get it, a QP whose Q_Key
+ * is the sender QP's does.  With CAP_NET_RAW it goes out as named.  And
+ * modify_qp refuses a controlled Q_Key to the unprivileged (EPERM).
+ */
+static int t_qkey_controlled_in_ud_wr_is_replaced_when_unprivileged(void)
+{
+	struct xfer x;
+	struct end r1;
+	struct ibv_qp *q;
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				  .qkey = CONTROLLED_QKEY };
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_UD,
+				       .cap = { 4, 4, 1, 1, 0 } };
+	struct ibv_wc wc;
+	int rc, r;
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	if (privileged_qkey_mode())
+		return skip("rdma system privileged-qkey is on: every user is privileged");
+	TRY(xfer_open(&x, IBV_QPT_UD, NULL, 4096, MR_LOCAL, MR_LOCAL));
+	/* r1 on B: Q_Key 0x80010000 (set while privileged) */
+	TRY(create_end(&r1, &side_b, IBV_QPT_UD, &(struct pair_opts){ 0 }, NULL, NULL));
+	rc = ibv_modify_qp(r1.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			   IBV_QP_PORT | IBV_QP_QKEY);
+	CHECK(!rc, "%s: modify_qp with Q_Key %#x (privileged) failed: %s",
+	      side_b.name, CONTROLLED_QKEY, errname(rc));
+	TRY(to_rtr_rts(&r1, IBV_QPT_UD, NULL));
+	rc = post_recv1(r1.qp, 0xE1, x.b, 2048, x.mb->lkey);
+	CHECK(!rc, "ibv_post_recv on the controlled-Q_Key QP: %s", errname(rc));
+	rc = post_recv1(x.p.b.qp, 0xE2, x.b + 2048, 2048, x.mb->lkey);
+	CHECK(!rc, "ibv_post_recv: %s", errname(rc));
+
+	CHECK(!set_net_raw(0), "cannot drop CAP_NET_RAW: %s", strerror(errno));
+	r = ud_send_qkey(&x.p, x.ma, x.a, r1.qp, CONTROLLED_QKEY, 1);
+	if (r == T_PASS)
+		r = ud_send_qkey(&x.p, x.ma, x.a, x.p.b.qp, CONTROLLED_QKEY, 2);
+	/* modify_qp applies the same rule */
+	q = track(R_QP, ibv_create_qp(x.p.a.pd, &(struct ibv_qp_init_attr){
+		.send_cq = x.p.a.cq, .recv_cq = x.p.a.cq, .qp_type = IBV_QPT_UD,
+		.cap = ia.cap }), 0);
+	rc = q ? ibv_modify_qp(q, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			       IBV_QP_PORT | IBV_QP_QKEY) : -1;
+	CHECK(!set_net_raw(1), "cannot raise CAP_NET_RAW again: %s", strerror(errno));
+	TRY(r);
+	CHECK(q, "ibv_create_qp failed: %s", strerror(errno));
+	CHECK(rc == EPERM, "unprivileged modify_qp with Q_Key %#x returned %s, want EPERM",
+	      CONTROLLED_QKEY, errname(rc));
+	TRY(expect_quiet(r1.cq, "QP with Q_Key 0x80010000 (unprivileged sender)"));
+	TRY(wait_wc(x.p.b.cq, &wc, "QP with the sender's Q_Key"));
+	TRY(expect_wc(&wc, "receive with the sender's own Q_Key", IBV_WC_SUCCESS,
+		      IBV_WC_RECV, 0xE2));
+
+	/* privileged: the controlled Q_Key goes out as named */
+	TRY(ud_send_qkey(&x.p, x.ma, x.a, r1.qp, CONTROLLED_QKEY, 3));
+	TRY(wait_wc(r1.cq, &wc, "QP with Q_Key 0x80010000 (privileged sender)"));
+	return expect_wc(&wc, "privileged controlled Q_Key", IBV_WC_SUCCESS,
+			 IBV_WC_RECV, 0xE1);
+}
+
+/* Read or write device A's sysfs attribute @name. */
+static long long dev_attr_get(const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", side_a.name, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int dev_attr_set(const char *name, long long v)
+{
+	char path[256];
+	FILE *f;
+	int rc;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", side_a.name, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	rc = fprintf(f, "%lld\n", v) < 0;
+	return fclose(f) || rc ? -1 : 0;
+}
+
+/*
+ * The cqe_quota of device A: a CQ that would pass it fails with ENOMEM,
+ * cqe_quota_refusals moves, cqes_in_use counts exactly the entries of the
+ * live CQs, and destroying a CQ gives its entries back.
+ */
+static int quota_cqe(void)
+{
+	long long used0, ref0, v;
+	struct ibv_cq *c1, *c2;
+
+	used0 = hw_counter("cqes_in_use");
+	ref0 = hw_counter("cqe_quota_refusals");
+	CHECK(used0 >= 0 && ref0 >= 0, "no cqes_in_use/cqe_quota_refusals counter");
+	CHECK(!dev_attr_set("cqe_quota", used0 + 1500), "cannot write cqe_quota: %s",
+	      strerror(errno));
+	c1 = track(R_CQ, ibv_create_cq(side_a.ctx, 600, NULL, NULL, 0), 0);
+	CHECK(c1, "a 600-entry CQ under a quota of %lld free: %s", 1500LL,
+	      strerror(errno));
+	v = hw_counter("cqes_in_use");
+	CHECK(v == used0 + c1->cqe, "cqes_in_use %lld, want %lld + %d", v, used0, c1->cqe);
+	c2 = ibv_create_cq(side_a.ctx, 1000, NULL, NULL, 0);
+	if (c2) {
+		ibv_destroy_cq(c2);
+		return fail("a 1000-entry CQ passed the quota (%lld + %d in use of %lld)",
+			    used0, c1->cqe, used0 + 1500);
+	}
+	CHECK(errno == ENOMEM, "CQ over the quota failed with %s, want ENOMEM",
+	      strerror(errno));
+	v = hw_counter("cqe_quota_refusals");
+	CHECK(v == ref0 + 1, "cqe_quota_refusals grew by %lld, want 1", v - ref0);
+	CHECK(!ibv_destroy_cq(c1), "ibv_destroy_cq failed");
+	untrack(c1);
+	v = hw_counter("cqes_in_use");
+	CHECK(v == used0, "cqes_in_use %lld after the destroy, want %lld", v, used0);
+	c2 = track(R_CQ, ibv_create_cq(side_a.ctx, 1000, NULL, NULL, 0), 0);
+	CHECK(c2, "the 1000-entry CQ still fails after the destroy: %s", strerror(errno));
+	return T_PASS;
+}
+
+static int t_quota_cqe_refuses_enomem_and_frees_on_destroy(void)
+{
+	long long old;
+	int r;
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	old = dev_attr_get("cqe_quota");
+	CHECK(old > 0, "no /sys/class/infiniband/%s/cqe_quota", side_a.name);
+	r = quota_cqe();
+	CHECK(!dev_attr_set("cqe_quota", old), "cannot restore cqe_quota");
+	return r;
+}
+
+/* The same for wqe_quota and the send + receive queues of QPs. */
+static int quota_wqe(void)
+{
+	struct ibv_cq *cq = track(R_CQ, ibv_create_cq(side_a.ctx, 16, NULL, NULL, 0), 0);
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+				       .cap = { 100, 100, 1, 1, 0 } };
+	long long used0, ref0, v;
+	struct ibv_qp *q1, *q2;
+
+	CHECK(cq, "ibv_create_cq: %s", strerror(errno));
+	ia.send_cq = ia.recv_cq = cq;
+	used0 = hw_counter("wqes_in_use");
+	ref0 = hw_counter("wqe_quota_refusals");
+	CHECK(used0 >= 0 && ref0 >= 0, "no wqes_in_use/wqe_quota_refusals counter");
+	CHECK(!dev_attr_set("wqe_quota", used0 + 300), "cannot write wqe_quota: %s",
+	      strerror(errno));
+	q1 = track(R_QP, ibv_create_qp(side_a.pd, &ia), 0);
+	CHECK(q1, "a 200-WQE QP under a quota of 300 free: %s", strerror(errno));
+	v = hw_counter("wqes_in_use");
+	CHECK(v == used0 + ia.cap.max_send_wr + ia.cap.max_recv_wr,
+	      "wqes_in_use %lld, want %lld + %u + %u", v, used0, ia.cap.max_send_wr,
+	      ia.cap.max_recv_wr);
+	ia.cap = (struct ibv_qp_cap){ 100, 100, 1, 1, 0 };
+	q2 = ibv_create_qp(side_a.pd, &ia);
+	if (q2) {
+		ibv_destroy_qp(q2);
+		return fail("a second 200-WQE QP passed the quota of %lld", used0 + 300);
+	}
+	CHECK(errno == ENOMEM, "QP over the quota failed with %s, want ENOMEM",
+	      strerror(errno));
+	v = hw_counter("wqe_quota_refusals");
+	CHECK(v == ref0 + 1, "wqe_quota_refusals grew by %lld, want 1", v - ref0);
+	CHECK(!ibv_destroy_qp(q1), "ibv_destroy_qp failed");
+	untrack(q1);
+	v = hw_counter("wqes_in_use");
+	CHECK(v == used0, "wqes_in_use %lld after the destroy, want %lld", v, used0);
+	q2 = track(R_QP, ibv_create_qp(side_a.pd, &ia), 0);
+	CHECK(q2, "the QP still fails after the destroy: %s", strerror(errno));
+	return T_PASS;
+}
+
+static int t_quota_wqe_refuses_enomem_and_frees_on_destroy(void)
+{
+	long long old;
+	int r;
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	old = dev_attr_get("wqe_quota");
+	CHECK(old > 0, "no /sys/class/infiniband/%s/wqe_quota", side_a.name);
+	r = quota_wqe();
+	CHECK(!dev_attr_set("wqe_quota", old), "cannot restore wqe_quota");
+	return r;
+}
+
 struct test {
 	const char *name;
 	int (*fn)(void);
@@ -2506,11 +2911,12 @@ static const struct test tests[] = {
 	T(post_send_rejects_num_sge_above_cap),
 	T(post_send_rejects_inline_above_max),
 	T(post_send_with_lkey_of_deregistered_mr_fails_einval),
-	T(post_send_list_stops_at_bad_wr),
+	T(post_send_list_with_bad_wr_posts_nothing),
+	T(post_send_full_queue_is_enomem_not_bad_wr),
 	T(post_recv_rejects_mr_without_local_write),
 	T(post_recv_rejects_sge_past_mr_end),
 	T(post_recv_rejects_num_sge_above_cap),
-	T(post_recv_list_stops_at_bad_wr),
+	T(post_recv_list_with_bad_wr_posts_nothing),
 	T(rdma_write_with_bad_rkey_completes_rem_access_err),
 	T(rdma_write_past_remote_mr_end_completes_rem_access_err),
 	T(rdma_read_with_bad_rkey_completes_rem_access_err),
@@ -2530,6 +2936,11 @@ static const struct test tests[] = {
 	T(create_srq_is_unsupported),
 	T(open_xrcd_is_unsupported),
 	T(alloc_mw_is_unsupported),
+	T(recv_wc_flags_are_uverbs_bits),
+	T(recv_send_with_inv_reports_ibv_wc_with_inv),
+	T(qkey_controlled_in_ud_wr_is_replaced_when_unprivileged),
+	T(quota_cqe_refuses_enomem_and_frees_on_destroy),
+	T(quota_wqe_refuses_enomem_and_frees_on_destroy),
 };
 #undef T
 
