@@ -382,7 +382,8 @@ s_install_and_autoload() {
 	# The build of stellar.ko for this kernel (6.1: ./, 6.12: build/kmod/).
 	mdir=$(realpath "$(dirname "$(stellar_ko)")")
 	lsmod | grep -q '^stellar ' && run rmmod stellar
-	make -s -C "$kdir" M="$mdir" modules_install >/dev/null 2>&1 ||
+	# depmod runs once, below (DEPMOD=true skips the one of modules_install).
+	make -s -C "$kdir" M="$mdir" DEPMOD=true modules_install >/dev/null 2>&1 ||
 		why "modules_install failed"
 	depmod -a || why "depmod failed"
 	make -s -C userlib install >/dev/null || why "provider install failed"
