@@ -31,8 +31,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/ioctl.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
 #include "stellar-abi.h"
 #include "stellar.h"
+
+/*
+ * Execute the write()-form command @cmd (a struct ib_uverbs_cmd_hdr, then
+ * the request; @size bytes in all) with its response in @resp, the way
+ * libibverbs does: through the ioctl method INVOKE_WRITE.  ib_uverbs
+ * refuses write() from a process whose credentials changed since it opened
+ * the device (setuid, capset); the ioctl path has no such rule.  The
+ * request must fit one ioctl attribute (UINT16_MAX bytes).  Returns 0 or an
+ * errno; the response is written even when the command fails (bad_wr).
+ */
+int stellar_cmd(struct ibv_context *ctx, void *cmd, size_t size, void *resp,
+		size_t resp_size)
+{
+	const struct ib_uverbs_cmd_hdr *hdr = cmd;
+	size_t req = size - sizeof(*hdr);
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[3];
+	} ioc;
+
+	if (size < sizeof(*hdr) || req > UINT16_MAX || resp_size > UINT16_MAX ||
+	    req <= sizeof(uint64_t))
+		return EINVAL;
+	memset(&ioc, 0, sizeof(ioc));
+	ioc.hdr.object_id = UVERBS_OBJECT_DEVICE;
+	ioc.hdr.method_id = UVERBS_METHOD_INVOKE_WRITE;
+	ioc.hdr.num_attrs = resp_size ? 3 : 2;
+	ioc.hdr.length = sizeof(ioc.hdr) + ioc.hdr.num_attrs * sizeof(ioc.attr[0]);
+	ioc.hdr.driver_id = 0; /* RDMA_DRIVER_UNKNOWN, as stellar.ko */
+	ioc.attr[0].attr_id = UVERBS_ATTR_WRITE_CMD;
+	ioc.attr[0].len = sizeof(uint64_t);
+	ioc.attr[0].data = hdr->command;
+	ioc.attr[1].attr_id = UVERBS_ATTR_CORE_IN;
+	ioc.attr[1].len = (uint16_t)req;
+	ioc.attr[1].data = (uintptr_t)(hdr + 1);
+	if (resp_size) {
+		ioc.attr[2].attr_id = UVERBS_ATTR_CORE_OUT;
+		ioc.attr[2].len = (uint16_t)resp_size;
+		ioc.attr[2].data = (uintptr_t)resp;
+	}
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &ioc))
+		return errno ? errno : EIO;
+	return 0;
+}
 
 /*
  * ALLOC_CONTEXT response: the core answer, then Stellar's driver data.  A

@@ -131,6 +131,8 @@ struct ibv_cq *stellar_create_cq(struct ibv_context *ibctx, int cqe,
 				 int comp_vector);
 struct ibv_cq_ex *stellar_create_cq_ex(struct ibv_context *ibctx,
 				       struct ibv_cq_init_attr_ex *attr);
+int stellar_cmd(struct ibv_context *ctx, void *cmd, size_t size, void *resp,
+		size_t resp_size);
 int stellar_destroy_cq(struct ibv_cq *ibcq);
 int stellar_poll_cq(struct ibv_cq *ibcq, int num_entries,
 		    struct ibv_wc *wc);

@@ -106,6 +106,7 @@ static int stellar_cq_poll_cmd(struct stellar_cq *cq, int ne,
 	struct stellar_poll_cq_buf *b = cq->cmd;
 	struct ibv_context *ibctx = cq->vcq.cq.context;
 	uint32_t i, n;
+	int ret;
 
 	b->cmd = (struct stellar_poll_cq_cmd){
 		.hdr = {
@@ -120,8 +121,10 @@ static int stellar_cq_poll_cmd(struct stellar_cq *cq, int ne,
 		},
 	};
 	b->resp.core.count = 0;
-	if (write(ibctx->cmd_fd, &b->cmd, sizeof(b->cmd)) != sizeof(b->cmd))
-		return errno ? -errno : -EIO;
+	ret = stellar_cmd(ibctx, &b->cmd, sizeof(b->cmd), &b->resp,
+			  sizeof(b->resp));
+	if (ret)
+		return -ret;
 
 	n = b->resp.core.count;
 	if (n > (uint32_t)ne)

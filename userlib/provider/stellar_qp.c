@@ -29,8 +29,12 @@
 /* then all their SGEs.                                                */
 /* ------------------------------------------------------------------ */
 
-/* The most bytes one write() command can be: in_words is 16 bits. */
-#define STELLAR_CMD_MAX ((size_t)UINT16_MAX * 4 / 8 * 8)
+/*
+ * The most bytes one command can be: the header, then a request of at most
+ * UINT16_MAX bytes (the length of an ioctl attribute, see stellar_cmd()).
+ */
+#define STELLAR_CMD_MAX \
+	(sizeof(struct ib_uverbs_cmd_hdr) + (size_t)UINT16_MAX / 8 * 8)
 
 struct stellar_post_send_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
@@ -84,15 +88,6 @@ static void stellar_cmd_buf_free(struct stellar_cmd_buf *cb)
 	free(cb->buf);
 }
 
-/* Write the command in @buf; 0 or an errno. */
-static int stellar_cmd_write(struct ibv_qp *ibqp, void *buf, size_t size)
-{
-	ssize_t n = write(ibqp->context->cmd_fd, buf, size);
-
-	if (n == (ssize_t)size)
-		return 0;
-	return n < 0 && errno ? errno : EIO;
-}
 
 /*
  * How many WRs from @wr, at most @max, fit in @room bytes of a POST_SEND
@@ -186,7 +181,7 @@ static int stellar_send_cmd(struct stellar_qp *qp, struct ibv_send_wr *wr,
 		}
 	}
 
-	ret = stellar_cmd_write(ibqp, cmd, size);
+	ret = stellar_cmd(ibqp->context, cmd, size, &resp, sizeof(resp));
 	if (ret) {
 		*bad = wr;
 		if (resp.bad_wr && resp.bad_wr <= nwr)
@@ -290,7 +285,7 @@ int stellar_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 				sg += i->num_sge;
 			}
 		}
-		ret = stellar_cmd_write(ibqp, cmd, size);
+		ret = stellar_cmd(ibqp->context, cmd, size, &resp, sizeof(resp));
 		if (ret) {
 			*bad_wr = wr;
 			if (resp.bad_wr && resp.bad_wr <= n)
