@@ -18,7 +18,7 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Every test kernel; the VM tests load build/kmod/$(uname -r)/stellar.ko.
 KVERS ?= $(shell scripts/kver.sh --all 2>/dev/null)
 
-.PHONY: all module kmods userlib tests check unit demo bench install clean lint deps fuzz
+.PHONY: all module kmods userlib tests check check-debug debug-kernel unit demo bench install clean lint deps fuzz
 
 all: module kmods userlib tests
 
@@ -42,6 +42,14 @@ deps:
 
 check:
 	scripts/check.sh
+
+# The lockdep+KASAN test kernel (cached in build/debug-kernel/), and make
+# check with its stage forced on (it builds that kernel first if needed).
+debug-kernel:
+	scripts/debug-kernel.sh
+
+check-debug:
+	STL_CHECK_DEBUG=1 scripts/check.sh
 
 demo:
 	scripts/demo.sh

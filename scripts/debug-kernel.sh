@@ -7,9 +7,11 @@
 # DEBUG_ATOMIC_SLEEP; everything the test VM needs built in).
 #
 # Usage:
-#   scripts/debug-kernel.sh [-q]
+#   scripts/debug-kernel.sh [-q] [-c]
 #
 #   -q   print nothing but the result lines (no build log on stderr)
+#   -c   only look in the cache: print the result lines and exit 0 when the
+#        kernel is built, exit 1 (building nothing) when it is not
 #
 # On success it prints, on stdout, shell-style lines:
 #   release=KERNEL_RELEASE     e.g. 6.1.192-stldebug (`uname -r` in the VM)
@@ -21,7 +23,7 @@
 # so that `eval "$(scripts/debug-kernel.sh)"` sets these variables.
 #
 # Cache: build/debug-kernel/KEY/ (KEY = version of the linux-source-6.1
-# package + a hash of the fragment and of this script).  The source is
+# package + a hash of the fragment and of BUILD_EPOCH below).  The source is
 # extracted once per package version into build/debug-kernel/src-VERSION/.
 # A finished build is marked by KEY/.stl-done; a second call then returns
 # at once; a call after an interrupted build resumes it.  After the build the object files are deleted: what stays is
@@ -47,15 +49,17 @@ TARBALL=/usr/src/$SRC_PKG.tar.xz
 CACHE=${STL_DEBUG_KERNEL_DIR:-$REPO_ROOT/build/debug-kernel}
 JOBS=${STL_JOBS:-$(nproc)}
 QUIET=0
+CACHED_ONLY=0
 
 log() { printf 'debug-kernel.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-while getopts qh opt; do
+while getopts qch opt; do
 	case $opt in
 	q) QUIET=1 ;;
+	c) CACHED_ONLY=1 ;;
 	h) sed -n '4,/^$/s/^# \{0,1\}//p' "$SELF"; exit 0 ;;
-	*) echo "usage: debug-kernel.sh [-q]" >&2; exit 2 ;;
+	*) echo "usage: debug-kernel.sh [-q] [-c]" >&2; exit 2 ;;
 	esac
 done
 
@@ -104,7 +108,9 @@ check_config() {
 VERSION=$(dpkg-query -W -f='${Version}' "$SRC_PKG" 2>/dev/null) ||
 	die "$SRC_PKG is not installed (run scripts/deps.sh)"
 [[ -r $TARBALL ]] || die "no $TARBALL (run scripts/deps.sh)"
-HASH=$(cat "$FRAGMENT" "$SELF" | sha256sum | cut -c1-12)
+# Raise BUILD_EPOCH when a change of this script changes what it builds.
+BUILD_EPOCH=1
+HASH=$( (cat "$FRAGMENT"; echo "epoch $BUILD_EPOCH") | sha256sum | cut -c1-12)
 KEY=$VERSION-$HASH
 OBJ=$CACHE/$KEY
 SRC=$CACHE/src-$VERSION/$SRC_PKG
@@ -113,6 +119,7 @@ if [[ -e $OBJ/.stl-done ]]; then
 	report "$OBJ"
 	exit 0
 fi
+[[ $CACHED_ONLY == 0 ]] || exit 1
 
 mkdir -p "$CACHE"
 # One build at a time (a second caller waits, then finds the cache).
