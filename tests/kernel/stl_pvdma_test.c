@@ -403,6 +403,56 @@ static int remapped_address_gets_new_pages_not_stale_cache(void)
 }
 
 /*
+ * Memory only read so far maps the shared zero page: the writable pin
+ * breaks COW itself, which invalidates the range while it is being pinned.
+ * The pin is retried once, so the entry is still cached: the next
+ * registration is a hit, and the peer's bytes land in the process's memory.
+ */
+static int registration_that_breaks_cow_is_still_cached(void)
+{
+	size_t len = 8 * PAGE, i;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *src = malloc(len);
+	volatile char sink = 0;
+	long long hits, misses;
+	struct ibv_mr *mr;
+	int ret = 0;
+
+	if (buf == MAP_FAILED || !src)
+		return fail("setup");
+	for (i = 0; i < len; i += PAGE)
+		sink += buf[i];			/* maps the zero page */
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr)
+		return fail("first reg: %s", strerror(errno));
+	ibv_dereg_mr(mr);
+	hits = counter("pin_cache_hits");
+	misses = counter("pin_cache_misses");
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr)
+		return fail("second reg: %s", strerror(errno));
+	if (counter("pin_cache_hits") != hits + 1 ||
+	    counter("pin_cache_misses") != misses) {
+		ret = fail("second reg: hits +%lld misses +%lld, want +1 +0",
+			   counter("pin_cache_hits") - hits,
+			   counter("pin_cache_misses") - misses);
+		goto out;
+	}
+	for (i = 0; i < len; i++)
+		src[i] = (char)(i * 3 + 1);
+	if (peer_write(src, len, (uintptr_t)buf, mr->rkey))
+		ret = -1;
+	else if (memcmp(buf, src, len))
+		ret = fail("peer's bytes did not land in the process's memory");
+out:
+	ibv_dereg_mr(mr);
+	free(src);
+	munmap(buf, len);
+	return ret;
+}
+
+/*
  * fork write-protects the parent's COW mappings (MMU_NOTIFY_PROTECTION_PAGE)
  * but copies pinned pages for the child: the parent keeps mapping exactly
  * the pages the cache holds, so its cached pins stay valid.  Re-registering
@@ -950,6 +1000,7 @@ static const struct {
 	T(idle_bound_zero_releases_pins_at_deregistration),
 	T(lru_evicts_oldest_idle_first),
 	T(remapped_address_gets_new_pages_not_stale_cache),
+	T(registration_that_breaks_cow_is_still_cached),
 	T(fork_keeps_parent_pins_cached_and_writes_land_in_parent),
 	T(clear_soft_dirty_keeps_pins_cached),
 	T(mprotect_read_only_refuses_cached_writable_pins),
