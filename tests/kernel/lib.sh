@@ -162,19 +162,36 @@ stat_counter() {
 			END { if (!found) print "none" }'
 }
 
-# The stellar.ko built for the running kernel: build/kmod/$(uname -r)/
-# (scripts/build-module.sh), else the one in the repository root.
+# The stellar.ko built for the running kernel: the newer of
+# build/kmod/$(uname -r)/stellar.ko (scripts/build-module.sh) and
+# ./stellar.ko (make), counting only a module whose vermagic names this
+# kernel.  Prints nothing if there is none.
 stellar_ko() {
-	local m=build/kmod/$(uname -r)/stellar.ko
-	[[ -f $m ]] || m=./stellar.ko
-	echo "$m"
+	local m best="" kver
+	kver=$(uname -r)
+	for m in "build/kmod/$kver/stellar.ko" ./stellar.ko; do
+		[[ -f $m ]] || continue
+		[[ $(modinfo -F vermagic "$m" 2>/dev/null) == "$kver "* ]] || continue
+		[[ -n $best && ! $m -nt $best ]] || best=$m
+	done
+	echo "$best"
+}
+
+# A module source file newer than module $1, or nothing.  A module older
+# than its sources would test code that is no longer there.
+stellar_ko_stale() {
+	find Kbuild include kmod pvdma emtt spray -type f -newer "$1" \
+		\( -name '*.[ch]' -o -name 'Kbuild*' \) -print -quit 2>/dev/null
 }
 
 # Load stellar.ko and the provider environment.
 load_stellar() {
-	local ko
+	local ko newer
 	ko=$(stellar_ko)
-	[[ -f $ko ]] || { why "stellar.ko not built (run make first)"; return 1; }
+	[[ -n $ko ]] ||
+		{ why "no stellar.ko built for $(uname -r) (run make first)"; return 1; }
+	newer=$(stellar_ko_stale "$ko")
+	[[ -z $newer ]] || { why "$ko is older than $newer: rebuild it"; return 1; }
 	[[ -f build/libstellar-rdmav34.so ]] ||
 		{ why "build/libstellar-rdmav34.so not built"; return 1; }
 	modprobe ib_uverbs

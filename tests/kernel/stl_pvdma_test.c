@@ -26,12 +26,15 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "stl_tlib.h"
 
 #define PAGE 4096UL
+/* Longest wait for the peer's RDMA WRITE to complete (TCG is slow). */
+#define PEER_WRITE_SECONDS 60
 
 static const char *dev_a = "stellar0", *dev_b = "stellar1", *only;
 static int gid_index = 1;
@@ -161,18 +164,25 @@ static int qp_connect(struct side *s, const struct side *peer)
 	return ret ? fail("%s: %s", step, strerror(ret)) : 0;
 }
 
-/* B writes @len bytes of @src into A's (addr, rkey) and waits for it. */
+/*
+ * B writes @len bytes of @src into A's (addr, rkey) and waits for that very
+ * write's completion (by wr_id, within a wall-clock bound): a completion of
+ * an earlier write that timed out must not pass for this one, or the bytes
+ * would be checked before they land.
+ */
 static int peer_write(void *src, size_t len, uint64_t addr, uint32_t rkey)
 {
+	static uint64_t next_id = 1000;
 	struct ibv_mr *mr = ibv_reg_mr(B.pd, src, len, IBV_ACCESS_LOCAL_WRITE);
 	struct ibv_sge sge = { .addr = (uintptr_t)src, .length = len };
 	struct ibv_send_wr wr = {
-		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.wr_id = ++next_id, .sg_list = &sge, .num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
 		.wr.rdma = { .remote_addr = addr, .rkey = rkey },
 	}, *bad;
+	struct timespec t0, t;
 	struct ibv_wc wc;
-	int n, spins = 0, ret = 0;
+	int n, ret = 0;
 
 	if (!mr)
 		return fail("peer reg_mr: %s", strerror(errno));
@@ -181,11 +191,23 @@ static int peer_write(void *src, size_t len, uint64_t addr, uint32_t rkey)
 		ret = fail("peer post: %s", strerror(errno));
 		goto out;
 	}
-	while (!(n = ibv_poll_cq(B.cq, 1, &wc)) && ++spins < 20000000)
-		;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		n = ibv_poll_cq(B.cq, 1, &wc);
+		if (n == 1 && wc.wr_id != wr.wr_id) {
+			printf("  peer: dropped the completion of an earlier write (wr_id %llu)\n",
+			       (unsigned long long)wc.wr_id);
+			continue;
+		}
+		if (n)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > PEER_WRITE_SECONDS)
+			break;
+	}
 	if (n != 1 || wc.status != IBV_WC_SUCCESS)
 		ret = fail("peer write: n=%d status=%s", n,
-			   n == 1 ? ibv_wc_status_str(wc.status) : "-");
+			   n == 1 ? ibv_wc_status_str(wc.status) : "- (timed out)");
 out:
 	ibv_dereg_mr(mr);
 	return ret;
@@ -399,6 +421,56 @@ static int remapped_address_gets_new_pages_not_stale_cache(void)
 	ibv_dereg_mr(mr);
 	free(src);
 	munmap(again, len);
+	return ret;
+}
+
+/*
+ * Memory only read so far maps the shared zero page: the writable pin
+ * breaks COW itself, which invalidates the range while it is being pinned.
+ * The pin is retried once, so the entry is still cached: the next
+ * registration is a hit, and the peer's bytes land in the process's memory.
+ */
+static int registration_that_breaks_cow_is_still_cached(void)
+{
+	size_t len = 8 * PAGE, i;
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *src = malloc(len);
+	volatile char sink = 0;
+	long long hits, misses;
+	struct ibv_mr *mr;
+	int ret = 0;
+
+	if (buf == MAP_FAILED || !src)
+		return fail("setup");
+	for (i = 0; i < len; i += PAGE)
+		sink += buf[i];			/* maps the zero page */
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr)
+		return fail("first reg: %s", strerror(errno));
+	ibv_dereg_mr(mr);
+	hits = counter("pin_cache_hits");
+	misses = counter("pin_cache_misses");
+	mr = ibv_reg_mr(A.pd, buf, len, RW);
+	if (!mr)
+		return fail("second reg: %s", strerror(errno));
+	if (counter("pin_cache_hits") != hits + 1 ||
+	    counter("pin_cache_misses") != misses) {
+		ret = fail("second reg: hits +%lld misses +%lld, want +1 +0",
+			   counter("pin_cache_hits") - hits,
+			   counter("pin_cache_misses") - misses);
+		goto out;
+	}
+	for (i = 0; i < len; i++)
+		src[i] = (char)(i * 3 + 1);
+	if (peer_write(src, len, (uintptr_t)buf, mr->rkey))
+		ret = -1;
+	else if (memcmp(buf, src, len))
+		ret = fail("peer's bytes did not land in the process's memory");
+out:
+	ibv_dereg_mr(mr);
+	free(src);
+	munmap(buf, len);
 	return ret;
 }
 
@@ -868,6 +940,7 @@ static int racing_munmap_never_leaves_stale_pages_cached(void)
 	char *src = malloc(RACE_REG), *tail, *guard;
 	double end = now_s() + RACE_SECONDS;
 	int it, ret = 0, checked = 0;
+	long long hits;
 	pthread_t t1, t2;
 	struct ibv_mr *mr;
 	size_t i;
@@ -899,7 +972,9 @@ static int racing_munmap_never_leaves_stale_pages_cached(void)
 		pthread_barrier_wait(&race_bar);	/* done */
 		if (!race_map()) {
 			memset(tail, 0xAA, RACE_REG);
+			hits = counter("pin_cache_hits");
 			mr = ibv_reg_mr(A.pd, tail, RACE_REG, RW);
+			hits = counter("pin_cache_hits") - hits;
 			if (!mr) {
 				ret = fail("round %d: reg: %s", it,
 					   strerror(errno));
@@ -909,9 +984,10 @@ static int racing_munmap_never_leaves_stale_pages_cached(void)
 					ret = -1;
 				for (i = 0; !ret && i < RACE_REG; i += PAGE)
 					if (tail[i] != 0x55)
-						ret = fail("round %d: page %zu kept 0x%02x: the peer wrote into stale pinned pages",
+						ret = fail("round %d: page %zu kept 0x%02x: the peer wrote into stale pinned pages (registration was a cache %s)",
 							   it, i / PAGE,
-							   tail[i] & 0xff);
+							   tail[i] & 0xff,
+							   hits ? "hit" : "miss");
 				ibv_dereg_mr(mr);
 				checked++;
 			}
@@ -950,6 +1026,7 @@ static const struct {
 	T(idle_bound_zero_releases_pins_at_deregistration),
 	T(lru_evicts_oldest_idle_first),
 	T(remapped_address_gets_new_pages_not_stale_cache),
+	T(registration_that_breaks_cow_is_still_cached),
 	T(fork_keeps_parent_pins_cached_and_writes_land_in_parent),
 	T(clear_soft_dirty_keeps_pins_cached),
 	T(mprotect_read_only_refuses_cached_writable_pins),

@@ -92,7 +92,10 @@ s_pvdma() {
 	out=$(timeout -k 5 300 build/tests/stl_pvdma_test -a stellar0 -b stellar1 \
 		-g "$STL_GIDX" 2>&1) || rc=$?
 	echo "$out"
-	((rc == 0)) || why "$(echo "$out" | grep -E '^FAIL' | head -n 3 | tr '\n' ';')"
+	((rc == 0)) || why "exit $rc: $(echo "$out" | grep -E '^FAIL' | head -n 3 | tr '\n' ';')"
+	# A FAIL line fails the scenario whatever the exit status says.
+	! echo "$out" | grep -qE '^FAIL' ||
+		why "$(echo "$out" | grep -E '^FAIL' | head -n 3 | tr '\n' ';')"
 	echo "$out" | grep -qE '^[1-9][0-9]* passed, 0 failed$' || why "no passing subtest"
 	rdma statistic show link stellar0/1
 	rdma statistic show link stellar0/1 | grep -q 'pin_cache_hits [1-9]' ||
