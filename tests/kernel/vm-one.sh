@@ -86,6 +86,16 @@ s_provider_smoke() {
 	((rc == 0)) || why "verbs_smoke exited $rc: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
 }
 
+# The provider's own command paths: whole ibv_wr_* batches as one command
+# (all or nothing), long lists on a small stack, batched ex-CQ polling,
+# one QUERY_DEVICE per context (userlib/tests/verbs_batch.c).
+s_provider_batch() {
+	local out rc=0
+	out=$(timeout -k 5 300 build/userlib/verbs_batch stellar0 "$STL_GIDX" 2>&1) || rc=$?
+	echo "$out"
+	((rc == 0)) || why "verbs_batch exited $rc: $(echo "$out" | grep -E '^FAIL' | head -n 3 | tr '\n' ';')"
+}
+
 # PVDMA: on-demand pinning, pin cache, quota, invalidation (stl_pvdma_test).
 s_pvdma() {
 	local out rc=0
@@ -418,6 +428,7 @@ scenario verbs_stellar0_to_stellar1 s_verbs stellar0 stellar1
 scenario verbs_stellar0_to_rxe0 s_verbs stellar0 rxe0
 scenario verbs_rxe0_to_stellar0_positive s_verbs rxe0 stellar0 "${POSITIVE[@]}"
 scenario provider_smoke_stellar0 s_provider_smoke
+scenario provider_batches_stellar0 s_provider_batch
 scenario pvdma_pin_cache_stellar0 s_pvdma
 scenario cq_poll_survives_concurrent_qp_destroy s_cq_poll_vs_qp_destroy
 scenario rc_pingpong_stellar0_stellar1 pingpong_local ibv_rc_pingpong stellar1 stellar0 18600 -n 200 -c
