@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <sys/ioctl.h>
+#include <unistd.h>
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
@@ -40,11 +41,12 @@
 
 /*
  * Execute the write()-form command @cmd (a struct ib_uverbs_cmd_hdr, then
- * the request; @size bytes in all) with its response in @resp, the way
- * libibverbs does: through the ioctl method INVOKE_WRITE.  ib_uverbs
- * refuses write() from a process whose credentials changed since it opened
- * the device (setuid, capset); the ioctl path has no such rule.  The
- * request must fit one ioctl attribute (UINT16_MAX bytes).  Returns 0 or an
+ * the request; @size bytes in all) with its response in @resp.  Like
+ * libibverbs, through the ioctl method INVOKE_WRITE: ib_uverbs refuses
+ * write() from a process whose credentials changed since it opened the
+ * device (setuid, capset), the ioctl path has no such rule.  An ioctl
+ * attribute holds at most UINT16_MAX bytes: a longer request (a long post
+ * list) goes as write(), whose limit is four times that.  Returns 0 or an
  * errno; the response is written even when the command fails (bad_wr).
  */
 int stellar_cmd(struct ibv_context *ctx, void *cmd, size_t size, void *resp,
@@ -57,9 +59,16 @@ int stellar_cmd(struct ibv_context *ctx, void *cmd, size_t size, void *resp,
 		struct ib_uverbs_attr attr[3];
 	} ioc;
 
-	if (size < sizeof(*hdr) || req > UINT16_MAX || resp_size > UINT16_MAX ||
-	    req <= sizeof(uint64_t))
+	if (size < sizeof(*hdr) || req <= sizeof(uint64_t) ||
+	    resp_size > UINT16_MAX)
 		return EINVAL;
+	if (req > UINT16_MAX) {
+		ssize_t n = write(ctx->cmd_fd, cmd, size);
+
+		if (n == (ssize_t)size)
+			return 0;
+		return n < 0 && errno ? errno : EIO;
+	}
 	memset(&ioc, 0, sizeof(ioc));
 	ioc.hdr.object_id = UVERBS_OBJECT_DEVICE;
 	ioc.hdr.method_id = UVERBS_METHOD_INVOKE_WRITE;

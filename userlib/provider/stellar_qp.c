@@ -30,11 +30,10 @@
 /* ------------------------------------------------------------------ */
 
 /*
- * The most bytes one command can be: the header, then a request of at most
- * UINT16_MAX bytes (the length of an ioctl attribute, see stellar_cmd()).
+ * The most bytes one command can be: in_words of the write() form is 16
+ * bits (see stellar_cmd() for which form is used).
  */
-#define STELLAR_CMD_MAX \
-	(sizeof(struct ib_uverbs_cmd_hdr) + (size_t)UINT16_MAX / 8 * 8)
+#define STELLAR_CMD_MAX ((size_t)UINT16_MAX * 4 / 8 * 8)
 
 struct stellar_post_send_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
