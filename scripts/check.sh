@@ -54,13 +54,13 @@ done
 # or when STL_CHECK_DEBUG=1 (`make check-debug` builds it first); otherwise
 # the stage says SKIP, and is not counted as passed.
 vm_one_debug() {
-	local kinfo release="" objtree="" vmlinux=""
+	local kinfo release="" objtree="" vmlinux="" image=""
 	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
 	kinfo=$(scripts/debug-kernel.sh -q) || return 1
 	eval "$kinfo"
-	echo "debug kernel $release: $vmlinux"
+	echo "debug kernel $release: $image"
 	scripts/build-module.sh "$release" "$objtree" >/dev/null || return 1
-	STL_VM_QUIET=1 STL_VM_KERNEL=$vmlinux scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh
+	STL_VM_QUIET=1 STL_VM_KERNEL=$image scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh
 }
 skipped=0
 if [[ ${STL_CHECK_DEBUG:-0} == 1 ]] || scripts/debug-kernel.sh -c >/dev/null 2>&1; then

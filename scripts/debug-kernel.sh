@@ -17,8 +17,12 @@
 #   release=KERNEL_RELEASE     e.g. 6.1.192-stldebug (`uname -r` in the VM)
 #   objtree=DIR                object tree for out-of-tree modules:
 #                              scripts/build-module.sh RELEASE DIR
-#   vmlinux=FILE               uncompressed kernel (PVH entry point) for
-#                              STL_VM_KERNEL=FILE scripts/vm.sh ...
+#   vmlinux=FILE               the kernel's ELF image (symbols, for decoding
+#                              reports: scripts/decode_stacktrace.sh)
+#   image=FILE                 bzImage for STL_VM_KERNEL=FILE scripts/vm.sh
+#                              (not the vmlinux: its PVH entry point runs
+#                              KASAN-instrumented code before the shadow
+#                              memory exists, and the guest triple-faults)
 #   key=KEY                    the cache key
 # so that `eval "$(scripts/debug-kernel.sh)"` sets these variables.
 #
@@ -29,7 +33,7 @@
 # at once; a call after an interrupted build resumes it.  After the build the object files are deleted: what stays is
 # what out-of-tree module builds need (.config, Makefile, Module.symvers,
 # include/, arch/x86/include/generated, scripts/, tools/objtool) plus
-# vmlinux, System.map and modules.builtin*.  Older KEY directories are
+# vmlinux, bzImage, System.map and modules.builtin*.  Older KEY directories are
 # removed.  Override the cache directory with STL_DEBUG_KERNEL_DIR.
 #
 # The configuration is checked: every line of the fragment must appear in
@@ -69,6 +73,7 @@ report() {
 	printf 'release=%s\n' "$(cat "$obj/include/config/kernel.release")"
 	printf 'objtree=%s\n' "$obj"
 	printf 'vmlinux=%s\n' "$obj/vmlinux"
+	printf 'image=%s\n' "$obj/arch/x86/boot/bzImage"
 	printf 'key=%s\n' "$KEY"
 }
 
@@ -163,7 +168,7 @@ check_config "$OBJ/.config" ||
 
 log "building with -j$JOBS (log: $LOG)"
 bstart=$SECONDS
-if ! step kmake -j"$JOBS" vmlinux modules; then
+if ! step kmake -j"$JOBS" bzImage modules; then
 	[[ $QUIET == 1 ]] && tail -n 40 "$LOG" >&2
 	die "kernel build failed (log: $LOG)"
 fi

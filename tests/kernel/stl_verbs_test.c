@@ -1365,7 +1365,7 @@ static int t_uc_write_lands_byte_exact(void)
 	s = x.a;
 	d = x.b;
 	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
-		uint64_t end;
+		uint64_t start, end;
 		char what[48];
 
 		snprintf(what, sizeof(what), "UC write %zu B", sz[i]);
@@ -1373,10 +1373,19 @@ static int t_uc_write_lands_byte_exact(void)
 		memset(d, PAT_GUARD, 1 << 17);
 		TRY(rdma_write(&x.p, i, s + 1, sz[i], x.ma->lkey, (uintptr_t)(d + 64),
 			       x.mb->rkey));
-		/* UC has no ACK: wait for the bytes themselves */
-		end = now_ms() + CQ_TIMEOUT_MS;
+		/*
+		 * UC has no ACK: wait for the bytes themselves.  The sender's
+		 * completion says the packets left, not that the responder
+		 * (a work item of the parent rxe) has placed them yet; on a
+		 * loaded TCG host that has been seen to take over 15 s.
+		 */
+		start = now_ms();
+		end = start + 2 * CQ_TIMEOUT_MS;
 		while (memcmp(d + 64, s + 1, sz[i]) && now_ms() < end)
 			usleep(1000);
+		if (now_ms() - start > 1000)
+			printf("# %s: bytes placed after %" PRIu64 " ms\n", what,
+			       now_ms() - start);
 		TRY(check_bytes(what, d + 64, s + 1, sz[i], 64));
 	}
 	return T_PASS;
