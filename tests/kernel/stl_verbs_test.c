@@ -26,6 +26,7 @@
 #include <linux/capability.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1354,6 +1355,10 @@ static int t_cq_event_fires_once_per_arm(void)
 	return T_PASS;
 }
 
+/* UC gives no delivery guarantee: a message may be dropped, whole or in part. */
+#define UC_POSTS 8		/* writes of one message before giving up */
+#define UC_WAIT_MS 3000		/* how long one write's bytes are waited for */
+
 static int t_uc_write_lands_byte_exact(void)
 {
 	static const size_t sz[] = { 1, 4097, 65536 };
@@ -1365,27 +1370,35 @@ static int t_uc_write_lands_byte_exact(void)
 	s = x.a;
 	d = x.b;
 	for (size_t i = 0; i < sizeof(sz) / sizeof(sz[0]); i++) {
-		uint64_t start, end;
+		bool landed = false;
+		int posts;
 		char what[48];
 
 		snprintf(what, sizeof(what), "UC write %zu B", sz[i]);
 		fill_pattern(s + 1, sz[i], 90 + i);
 		memset(d, PAT_GUARD, 1 << 17);
-		TRY(rdma_write(&x.p, i, s + 1, sz[i], x.ma->lkey, (uintptr_t)(d + 64),
-			       x.mb->rkey));
 		/*
-		 * UC has no ACK: wait for the bytes themselves.  The sender's
-		 * completion says the packets left, not that the responder
-		 * (a work item of the parent rxe) has placed them yet; on a
-		 * loaded TCG host that has been seen to take over 15 s.
+		 * UC has no ACK and no retransmission: the sender's completion
+		 * says the packets left, not that they arrived.  The parent
+		 * (rxe on 6.12 under load) does drop UC packets now and then,
+		 * and UC then discards the rest of that message, so a message
+		 * whose bytes do not all arrive is written again (the same
+		 * bytes to the same place): what must hold is that what lands
+		 * is byte-exact and nothing lands outside the target.
 		 */
-		start = now_ms();
-		end = start + 2 * CQ_TIMEOUT_MS;
-		while (memcmp(d + 64, s + 1, sz[i]) && now_ms() < end)
-			usleep(1000);
-		if (now_ms() - start > 1000)
-			printf("# %s: bytes placed after %" PRIu64 " ms\n", what,
-			       now_ms() - start);
+		for (posts = 1; posts <= UC_POSTS && !landed; posts++) {
+			uint64_t end;
+
+			TRY(rdma_write(&x.p, i * UC_POSTS + posts, s + 1, sz[i],
+				       x.ma->lkey, (uintptr_t)(d + 64), x.mb->rkey));
+			end = now_ms() + UC_WAIT_MS;
+			while (!(landed = !memcmp(d + 64, s + 1, sz[i])) &&
+			       now_ms() < end)
+				usleep(1000);
+		}
+		if (landed && posts > 2)
+			printf("# %s: all bytes arrived at write %d (UC dropped the earlier ones)\n",
+			       what, posts - 1);
 		TRY(check_bytes(what, d + 64, s + 1, sz[i], 64));
 	}
 	return T_PASS;
