@@ -44,12 +44,12 @@ check:
 	scripts/check.sh
 
 # The lockdep+KASAN test kernel (cached in build/debug-kernel/), and make
-# check with its stage forced on (it builds that kernel first if needed).
+# check with every one-VM scenario on it (make check runs most of them).
 debug-kernel:
 	scripts/debug-kernel.sh
 
 check-debug:
-	STL_CHECK_DEBUG=1 scripts/check.sh
+	STL_CHECK_DEBUG=full scripts/check.sh
 
 demo:
 	scripts/demo.sh

@@ -70,7 +70,8 @@
 #
 # Other environment: KVER (kernel version; default from scripts/kver.sh),
 # STL_VM_APPEND (extra kernel command line, e.g. "dyndbg=module stellar +p").
-# Every STL_FUZZ_* variable is exported to SCRIPT as it is here.
+# Every STL_FUZZ_* and STL_SCENARIO_* variable is exported to SCRIPT as it
+# is here (STL_SCENARIO_SKIP: see tests/kernel/lib.sh).
 #
 # Another kernel (the debug kernel of scripts/debug-kernel.sh):
 #   STL_VM_KERNEL=FILE  boot FILE (a vmlinux with a PVH entry point, or a
@@ -811,8 +812,9 @@ host_main() {
 				printf 'STL_MODDIR=%q\n' "$MODBASE/lib/modules/$KVER"
 			fi
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
-			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh) reach the guest
-			for v in ${!STL_FUZZ_@}; do
+			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh) and the
+			# scenario filter (tests/kernel/lib.sh) reach the guest
+			for v in ${!STL_FUZZ_@} ${!STL_SCENARIO_@}; do
 				printf 'export %s=%q\n' "$v" "${!v}"
 			done
 		} >"$dir/job.env"
