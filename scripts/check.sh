@@ -12,7 +12,7 @@
 #      (STL_CHECK_DEBUG=0: not run; =full: every scenario, see below)
 # Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 pass=0
 fail=0
@@ -62,6 +62,7 @@ done
 DEBUG_SKIP='(rc|ud|uc)_pingpong_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)|installed_module_autoloads_and_provider_loads'
 vm_one_debug() {
 	local kinfo release="" objtree="" vmlinux="" image="" skip=$DEBUG_SKIP
+	: "$vmlinux" # set by eval below (the ELF image, for decoding reports)
 	local fuzz=60
 	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
 	kinfo=$(scripts/debug-kernel.sh -q) || return 1
