@@ -62,12 +62,11 @@ done
 DEBUG_SKIP='(rc|ud|uc)_pingpong_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)|installed_module_autoloads_and_provider_loads'
 vm_one_debug() {
 	local kinfo release="" objtree="" vmlinux="" image="" skip=$DEBUG_SKIP
-	: "$vmlinux" # set by eval below (the ELF image, for decoding reports)
 	local fuzz=60
 	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
 	kinfo=$(scripts/debug-kernel.sh -q) || return 1
 	eval "$kinfo"
-	echo "debug kernel $release: $image"
+	echo "debug kernel $release: $image (symbols: $vmlinux)"
 	scripts/build-module.sh "$release" "$objtree" >/dev/null || return 1
 	make -s -C tests/kernel stall KVERS="$release:$objtree" || return 1
 	if [[ ${STL_CHECK_DEBUG:-1} == full ]]; then
