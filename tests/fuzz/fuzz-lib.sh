@@ -52,6 +52,8 @@ fuzz_sleep_until() {
 
 fuzz_session() {
 	local secs=$1 seed=$2 pid t0 rc out f rrc
+	# stl_fuzz reads a leading 0 as octal: "004071460" is seed 1078064
+	[[ $seed =~ ^[0-9]+$ ]] && seed=$((10#$seed))
 	[[ -x $FUZZ ]] || { why "$FUZZ not built (make -C tests/fuzz)"; return 1; }
 	rm -rf "$FUZZ_RUN"
 	mkdir -p "$FUZZ_RUN"

@@ -131,6 +131,10 @@ mr_stall_module() {
 s_mr_teardown_with_stalled_parent_is_bounded() {
 	local n=$1 limit=$2 ready=/run/stellar-test/mr-stall.ready log pid ko t0 ms i lost
 	log=$STL_LOGDIR/mr-stall-hold.log
+	# The helper is a kretprobe: a kernel without kprobes (the debug
+	# kernel's tinyconfig) cannot run this scenario at all.
+	grep -qw register_kretprobe /proc/kallsyms ||
+		{ why "$(uname -r) has no kprobes (CONFIG_KRETPROBES) for stl_stall.ko"; return 77; }
 	ko=$(mr_stall_module) ||
 		{ why "$(uname -r): stl_stall.ko not built (make -C tests/kernel stall)"; return 1; }
 	rm -f "$ready"
