@@ -18,25 +18,9 @@
 FUZZ=build/tests/stl_fuzz
 FUZZ_RUN=/run/stl-fuzz
 
-# Recreate rxe0 on eth0 (if missing) and wait for its IPv4 GID.
-fuzz_recreate_rxe0() {
-	local want g="" i o
-	dev_exists rxe0 || rdma link add rxe0 type rxe netdev eth0 ||
-		{ why "cannot recreate rxe0"; return 1; }
-	wait_active rxe0 30 || { why "recreated rxe0 not ACTIVE"; return 1; }
-	IFS=. read -r -a o <<<"$STL_MY_IP"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${o[@]}")
-	for ((i = 0; i < 100; i++)); do
-		g=$(cat "/sys/class/infiniband/rxe0/ports/1/gids/$STL_GIDX" 2>/dev/null)
-		[[ $g == "$want" ]] && return 0
-		sleep 0.1
-	done
-	why "rxe0 GID $STL_GIDX is $g, want $want"
-}
-
 # Bring back the standard state: rxe0, stellar.ko, stellar0 and stellar1.
 fuzz_standard_state() {
-	fuzz_recreate_rxe0 || return 1
+	recreate_rxe0 || return 1
 	module_loaded || load_stellar || return 1
 	dev_exists stellar0 || add_stellar stellar0 || return 1
 	dev_exists stellar1 || add_stellar stellar1 || return 1

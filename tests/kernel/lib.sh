@@ -260,6 +260,24 @@ run_client_retry() {
 	done
 }
 
+# Recreate rxe0 on eth0 (if it is missing) and wait until it is ACTIVE with
+# this VM's IPv4 address as GID $STL_GIDX.
+recreate_rxe0() {
+	local want g="" i o
+	dev_exists rxe0 || run rdma link add rxe0 type rxe netdev eth0 ||
+		{ why "cannot recreate rxe0"; return 1; }
+	wait_active rxe0 30 || { why "recreated rxe0 not ACTIVE"; return 1; }
+	IFS=. read -r -a o <<<"$STL_MY_IP"
+	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${o[@]}")
+	for ((i = 0; i < 100; i++)); do
+		g=$(cat "/sys/class/infiniband/rxe0/ports/1/gids/$STL_GIDX" 2>/dev/null)
+		[[ $g == "$want" ]] && return 0
+		sleep 0.1
+	done
+	why "rxe0 GID $STL_GIDX is $g, want $want"
+	return 1
+}
+
 # Run one scenario (see the top of this file).
 scenario() {
 	local name=$1 log t0 rc klines pid pins

@@ -347,18 +347,7 @@ s_delete_parent_rxe0_removes_stellar_devices() {
 }
 
 s_recreated_rxe0_and_devices_carry_traffic() {
-	local i want g=""
-	dev_exists rxe0 || run rdma link add rxe0 type rxe netdev eth0 ||
-		{ why "cannot recreate rxe0"; return 1; }
-	wait_active rxe0 30 || { why "recreated rxe0 not ACTIVE"; return 1; }
-	IFS=. read -r -a o <<<"$STL_MY_IP"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${o[@]}")
-	for ((i = 0; i < 100; i++)); do
-		g=$(cat "/sys/class/infiniband/rxe0/ports/1/gids/$STL_GIDX" 2>/dev/null)
-		[[ $g == "$want" ]] && break
-		sleep 0.1
-	done
-	[[ $g == "$want" ]] || { why "rxe0 GID $STL_GIDX is $g, want $want"; return 1; }
+	recreate_rxe0 || return 1
 	add_stellar stellar0 || return 1
 	add_stellar stellar1 || return 1
 	[[ $(cat /sys/class/infiniband/stellar0/parent) == rxe0 ]] || why "stellar0 parent is not rxe0"

@@ -57,18 +57,7 @@ s_mr_uverbs_abi_matches_uapi_header() {
 
 # Bring back rxe0 (eth0) with its IPv4 GID, then stellar0 and stellar1.
 mr_restore_devices() {
-	local i want g="" o
-	dev_exists rxe0 || run rdma link add rxe0 type rxe netdev eth0 ||
-		{ why "cannot recreate rxe0"; return 1; }
-	wait_active rxe0 30 || { why "recreated rxe0 not ACTIVE"; return 1; }
-	IFS=. read -r -a o <<<"$STL_MY_IP"
-	want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "${o[@]}")
-	for ((i = 0; i < 100; i++)); do
-		g=$(cat "/sys/class/infiniband/rxe0/ports/1/gids/$STL_GIDX" 2>/dev/null)
-		[[ $g == "$want" ]] && break
-		sleep 0.1
-	done
-	[[ $g == "$want" ]] || { why "rxe0 GID $STL_GIDX is $g, want $want"; return 1; }
+	recreate_rxe0 || return 1
 	dev_exists stellar0 || add_stellar stellar0 || return 1
 	dev_exists stellar1 || add_stellar stellar1 || return 1
 }
