@@ -74,8 +74,10 @@
 # is here (STL_SCENARIO_SKIP: see tests/kernel/lib.sh).
 #
 # Another kernel (the debug kernel of scripts/debug-kernel.sh):
-#   STL_VM_KERNEL=FILE  boot FILE (a vmlinux with a PVH entry point, or a
-#               bzImage) instead of the distribution kernel.  KVER then
+#   STL_VM_KERNEL=FILE  boot FILE (a bzImage, or a vmlinux with a PVH entry
+#               point: not for a KASAN kernel, whose PVH entry runs
+#               instrumented code before the shadow exists) instead of the
+#               distribution kernel.  KVER then
 #               defaults to the release in the object tree FILE lies in
 #               (DIR/include/config/kernel.release).  Every module stage 1
 #               and stage 2 load must be built into that kernel: the guest
@@ -89,7 +91,7 @@
 #               first report).  E.g.:
 #     eval "$(scripts/debug-kernel.sh)"
 #     scripts/build-module.sh "$release" "$objtree"
-#     STL_VM_KERNEL=$vmlinux scripts/vm.sh -t 2400 tests/kernel/vm-one.sh
+#     STL_VM_KERNEL=$image scripts/vm.sh -t 2400 tests/kernel/vm-one.sh
 #
 # How it works.  Cached in build/vm/ (rebuilt when the kernel or this
 # script changes; keyed on KVER): an initramfs (static busybox, the modules
