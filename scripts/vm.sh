@@ -70,8 +70,16 @@
 #
 # Other environment: KVER (kernel version; default from scripts/kver.sh),
 # STL_VM_APPEND (extra kernel command line, e.g. "dyndbg=module stellar +p").
-# Every STL_FUZZ_* and STL_SCENARIO_* variable is exported to SCRIPT as it
-# is here (STL_SCENARIO_SKIP: see tests/kernel/lib.sh).
+# STL_VM_CPU: QEMU's -cpu (default max,-cx16).  CMPXCHG16B is hidden from
+# the guest: Debian 12's QEMU (7.2) computes EFLAGS in its CMPXCHG16B helper
+# from a lazy flags state the translator has not written back, so the
+# guest's flags can take the bits of an unrelated register; kernel 6.12's
+# SLUB runs CMPXCHG16B on every allocation, and the next interrupt return
+# double-faulted (seen in rxe's requester, EFLAGS = a slab pointer | 0x202).
+# Without CX16 the kernel's SLUB takes its locked path instead.
+# Every STL_FUZZ_*, STL_SCENARIO_* and STL_LC_* variable is exported to
+# SCRIPT as it is here (STL_SCENARIO_SKIP: see tests/kernel/lib.sh;
+# STL_LC_ITER: tests/kernel/scenarios/20-lifecycle.sh).
 #
 # Another kernel (the debug kernel of scripts/debug-kernel.sh):
 #   STL_VM_KERNEL=FILE  boot FILE (a bzImage, or a vmlinux with a PVH entry
@@ -634,7 +642,7 @@ vm_start() {
 		net="stream,id=n0,server=off,addr.type=unix,addr.path=$SOCK"
 	fi
 	qemu=(qemu-system-x86_64
-		-accel tcg -cpu max -machine pc
+		-accel tcg -cpu "$CPU" -machine pc
 		-nographic -nodefaults -no-user-config -no-reboot
 		-serial stdio
 		-m "$MEM" -smp "$SMP"
@@ -712,6 +720,7 @@ host_main() {
 	NVMS=${STL_VM_NVMS:-1}
 	TIMEOUT=${STL_VM_TIMEOUT:-600}
 	MEM=${STL_VM_MEM:-2048}
+	CPU=${STL_VM_CPU:-max,-cx16}
 	QUIET=${STL_VM_QUIET:-0}
 	PEER_GRACE=${STL_VM_PEER_GRACE:-30}
 	OUTDIR=""
@@ -816,7 +825,7 @@ host_main() {
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
 			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh) and the
 			# scenario filter (tests/kernel/lib.sh) reach the guest
-			for v in ${!STL_FUZZ_@} ${!STL_SCENARIO_@}; do
+			for v in ${!STL_FUZZ_@} ${!STL_SCENARIO_@} ${!STL_LC_@}; do
 				printf 'export %s=%q\n' "$v" "${!v}"
 			done
 		} >"$dir/job.env"
