@@ -40,11 +40,16 @@ out=$(mktemp -d)
 # cores to build the first time.  It builds in the background, at the
 # lowest CPU priority, while the stages before it run: a TCG guest running
 # one scenario keeps about one core busy, and the build takes what is left.
+# It stays in this session: with the scheduler's autogroups a new session
+# (setsid) would get its own equal share whatever its nice value.  Job
+# control gives it a process group of its own, to stop it with.
 debug_build=""
 if [[ ${STL_CHECK_DEBUG:-1} != 0 ]] && ! scripts/debug-kernel.sh -c >/dev/null 2>&1; then
 	echo "debug kernel: building in the background (nice 19; log $out/debug-kernel.log)"
-	setsid nice -n 19 scripts/debug-kernel.sh -q >"$out/debug-kernel.out" 2>"$out/debug-kernel.log" &
+	set -m
+	nice -n 19 scripts/debug-kernel.sh -q >"$out/debug-kernel.out" 2>"$out/debug-kernel.log" &
 	debug_build=$!
+	set +m
 	trap '[[ -n $debug_build ]] && kill -- "-$debug_build" 2>/dev/null' EXIT
 fi
 
