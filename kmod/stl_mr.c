@@ -368,7 +368,12 @@ static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
 				       DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		goto err_free_sgt;
-	fmr->pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, map->npages);
+	/*
+	 * One page entry to spare: rxe (6.1) keeps pages in maps of 256 and,
+	 * after copying to the very end of the last one, reads the pointer
+	 * of the map after it (rxe_mr_copy(); KASAN: slab-out-of-bounds).
+	 */
+	fmr->pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, map->npages + 1);
 	if (IS_ERR(fmr->pmr)) {
 		ret = PTR_ERR(fmr->pmr);
 		goto err_unmap;
