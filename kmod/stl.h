@@ -31,6 +31,8 @@
 #define STL_MAX_MR_SIZE		((STL_MAX_MR_PAGES - 1) << PAGE_SHIFT)
 #define STL_MAX_MSG_SIZE	(1U << 31)
 #define STL_REG_TIMEOUT_MS	10000
+/* Devices whose name starts so speak the rxe user ABI (stl_ring.c). */
+#define STL_RING_NAME_PREFIX	"rxe"
 /*
  * Default per-device quotas on queue entries (sysfs cqe_quota, wqe_quota):
  * each CQE costs a parent CQE plus a drain ring entry, each WQE a parent
@@ -83,6 +85,12 @@ struct stl_parent;
  * @reg_flags: STL_REG_* bits: how far the parent still executes REG_MR and
  *	LOCAL_INV (atomic bitops, stl_mr.c)
  * @cnt: counters, indexed by enum stl_counter
+ * @rings: the device speaks the rxe user ABI (stl_ring.c): its queues are
+ *	rings mapped into the process, driven by the stock librxe provider
+ * @ahs: ah_num -> struct stl_ah, for UD work requests in a send ring
+ * @ring_qps: QPs with rings, checked by @ring_work (@ring_lock)
+ * @ring_lock: guards @ring_qps
+ * @ring_work: the backstop: pulls receive rings nobody rang for, flushes
  */
 struct stl_dev {
 	struct ib_device ibdev;
@@ -103,6 +111,11 @@ struct stl_dev {
 	struct pvdma_cache pins;
 	unsigned long reg_flags;
 	atomic64_t cnt[STL_NUM_COUNTERS];
+	bool rings;
+	struct xarray ahs;
+	struct list_head ring_qps;
+	struct mutex ring_lock;
+	struct delayed_work ring_work;
 };
 
 static inline struct stl_dev *to_stl_dev(struct ib_device *ibdev)
@@ -141,12 +154,67 @@ static inline struct stl_pd *to_stl_pd(struct ib_pd *ibpd)
 struct stl_ah {
 	struct ib_ah ibah;
 	struct ib_ah *pah;
+	u32 num;
 };
 
 static inline struct stl_ah *to_stl_ah(struct ib_ah *ibah)
 {
 	return container_of(ibah, struct stl_ah, ibah);
 }
+
+struct stl_ring_hdr;
+struct stl_mmap;
+
+/**
+ * struct stl_ring - a queue mapped into the process, in librxe's layout
+ * @mm: the mmap entry that owns the memory
+ * @hdr: the queue: header (indices) then the entries
+ * @mask: entries - 1 (a power of two minus one)
+ * @log2: log2 of the size of one entry
+ */
+struct stl_ring {
+	struct stl_mmap *mm;
+	struct stl_ring_hdr *hdr;
+	u32 mask;
+	u32 log2;
+};
+
+/**
+ * struct stl_uwr - what Stellar keeps of one work request it posted
+ * @wr_id: the user's wr_id (the parent gets the ring index)
+ * @signaled: the user wants its completion (send queue)
+ * @bad: refused; completed with @status once the QP is flushed
+ * @status: IB_WC_* status of a refused request
+ */
+struct stl_uwr {
+	u64 wr_id;
+	u8 signaled;
+	u8 bad;
+	u8 status;
+};
+
+/**
+ * struct stl_uq - a send or receive queue of a QP with rings
+ * @ring: the ring the process fills
+ * @mutex: serialises taking entries out of @ring (@next, parent posts)
+ * @next: ring index of the next entry to take
+ * @done: ring index of the oldest entry not completed: the consumer index
+ *	the process sees (the CQ's lock)
+ * @wr: per ring slot, what was taken
+ * @max_sge: most SGEs of an entry
+ * @max_inline: most bytes of inline data (send queue)
+ * @wqe: scratch copy of the entry being taken (@mutex)
+ */
+struct stl_uq {
+	struct stl_ring ring;
+	struct mutex mutex;
+	u32 next;
+	u32 done;
+	struct stl_uwr *wr;
+	u32 max_sge;
+	u32 max_inline;
+	void *wqe;
+};
 
 /**
  * struct stl_cq_qref - how a CQ's completions name a QP
@@ -178,6 +246,10 @@ struct stl_cq_qref {
  * @dying_ref: the stub of @dying on this CQ
  * @qrefs: every struct stl_cq_qref of this CQ
  * @charged: CQ entries charged to the device's cqe_quota
+ * @uring: the completion ring of a device with rings
+ * @uprod: producer index of @uring (ours; the mapped one is a copy)
+ * @notify: IB_CQ_* the process armed the CQ for (@lock)
+ * @overrun: @uring overflowed: completions were lost
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -191,6 +263,10 @@ struct stl_cq {
 	struct stl_cq_qref *dying_ref;
 	struct list_head qrefs;
 	u32 charged;
+	struct stl_ring uring;
+	u32 uprod;
+	u32 notify;
+	bool overrun;
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
@@ -210,6 +286,13 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  * @qkey: the Q_Key last set by modify_qp (UD), sent in place of a
  *	controlled Q_Key an unprivileged user names in a work request
  * @charged: work queue entries charged to the device's wqe_quota
+ * @sq: send ring (devices with rings)
+ * @rq: receive ring (devices with rings)
+ * @sig_all: every send request completes (IB_SIGNAL_ALL_WR)
+ * @err: the QP is in the error state: what the parent does not hold is
+ *	flushed by Stellar
+ * @ring_entry: in the device's ring_qps
+ * @work: pulls the receive ring and flushes, in process context
  */
 struct stl_qp {
 	struct ib_qp ibqp;
@@ -221,6 +304,12 @@ struct stl_qp {
 	u32 max_inline;
 	u32 qkey;
 	u32 charged;
+	struct stl_uq sq;
+	struct stl_uq rq;
+	bool sig_all;
+	bool err;
+	struct list_head ring_entry;
+	struct work_struct work;
 };
 
 static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
@@ -330,6 +419,25 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr);
 int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr);
+/* A send work request of any kind. */
+union stl_send_wr {
+	struct ib_send_wr send;
+	struct ib_rdma_wr rdma;
+	struct ib_atomic_wr atomic;
+	struct ib_ud_wr ud;
+};
+
+/* Scratch space for one translated send work request. */
+struct stl_send_buf {
+	union stl_send_wr wr;
+	struct ib_sge inline_sge;
+	u8 inline_data[STELLAR_MAX_INLINE_DATA];
+};
+int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
+		  const struct ib_send_wr *wr, struct stl_send_buf *b,
+		  const u8 *kinline, u32 kinline_len);
+int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
+		   const struct ib_sge *sg, int num, u32 max, int need);
 
 /* stl_mr.c */
 struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
@@ -338,6 +446,25 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 void stl_pd_reg_teardown(struct stl_pd *spd);
 void stl_mr_parent_lost(struct stl_dev *sdev);
+
+/* stl_ring.c */
+int stl_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma);
+void stl_mmap_free(struct rdma_user_mmap_entry *entry);
+int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata);
+void stl_ring_cq_destroy(struct stl_cq *scq);
+void stl_ring_cq_fill(struct stl_cq *scq);
+int stl_ring_cq_notify(struct stl_cq *scq, enum ib_cq_notify_flags flags);
+int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata);
+void stl_ring_qp_unlist(struct stl_qp *sqp);
+void stl_ring_qp_destroy(struct stl_qp *sqp);
+void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
+			  int mask);
+int stl_ring_doorbell(struct stl_qp *sqp);
+int stl_ring_ah_created(struct stl_ah *sah, struct ib_udata *udata);
+void stl_ring_ah_destroy(struct stl_ah *sah);
+void stl_ring_dev_init(struct stl_dev *sdev);
+void stl_ring_dev_fini(struct stl_dev *sdev);
 
 /* stl_stats.c */
 struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -45,6 +45,10 @@ static void stl_cq_comp(struct ib_cq *pcq, void *ctx)
 {
 	struct stl_cq *scq = ctx;
 
+	if (scq->uring.hdr) {
+		stl_ring_cq_fill(scq);
+		return;
+	}
 	if (scq->ibcq.comp_handler)
 		scq->ibcq.comp_handler(&scq->ibcq, scq->ibcq.cq_context);
 }
@@ -110,7 +114,15 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 	scq->pcq = pcq;
 	ibcq->cqe = pcq->cqe;
+	if (sdev->rings) {
+		ret = stl_ring_cq_create(scq, udata);
+		if (ret)
+			goto err_free_ring;
+	}
 	return 0;
+
+err_free_ring:
+	kvfree(scq->ring);
 
 err_destroy_cq:
 	ib_destroy_cq(pcq);
@@ -140,6 +152,7 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 				      ret);
 		return ret;
 	}
+	stl_ring_cq_destroy(scq);
 	kvfree(scq->ring);
 	/* No poll can be running: ib_uverbs holds the CQ while it polls. */
 	list_for_each_entry_safe(ref, tmp, &scq->qrefs, entry)
@@ -349,6 +362,9 @@ int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	unsigned long flags;
 	int done = 0, got;
 
+	/* A CQ with a ring is polled by the process, in its own memory. */
+	if (scq->uring.hdr)
+		return -EINVAL;
 	spin_lock_irqsave(&scq->lock, flags);
 	while (scq->ring_count && done < num) {
 		wc[done++] = scq->ring[scq->ring_head];
@@ -374,6 +390,8 @@ int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	bool pending;
 	int ret;
 
+	if (scq->uring.hdr)
+		return stl_ring_cq_notify(scq, flags);
 	ret = ib_req_notify_cq(scq->pcq, flags);
 	if (ret < 0)
 		return ret;

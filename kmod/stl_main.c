@@ -167,6 +167,7 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 
 	WARN_ON(!xa_empty(&sdev->mrs));
 	xa_destroy(&sdev->mrs);
+	stl_ring_dev_fini(sdev);
 	pvdma_cache_destroy(&sdev->pins);
 	if (sdev->ev_registered)
 		ib_unregister_event_handler(&sdev->event_handler);
@@ -200,6 +201,8 @@ static __be64 stl_make_guid(struct ib_device *pdev, u32 index)
 	return cpu_to_be64(guid);
 }
 
+static const struct ib_device_ops stl_ring_dev_ops;
+
 static int stl_dev_init(struct stl_dev *sdev)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
@@ -218,10 +221,20 @@ static int stl_dev_init(struct stl_dev *sdev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &stl_dev_ops);
-
-	ret = ib_device_set_netdev(ibdev, sdev->ndev, 1);
-	if (ret)
-		return ret;
+	if (sdev->rings) {
+		/*
+		 * The rxe user ABI, and rxe's driver id: librxe tags every
+		 * ioctl with it and ib_uverbs refuses any other.  No
+		 * ib_device_set_netdev(): rdma_rxe finds its own devices by
+		 * (netdev, RDMA_DRIVER_RXE) and takes them for struct rxe_dev;
+		 * the netdev is reported by ops.get_netdev instead.
+		 */
+		ib_set_device_ops(ibdev, &stl_ring_dev_ops);
+	} else {
+		ret = ib_device_set_netdev(ibdev, sdev->ndev, 1);
+		if (ret)
+			return ret;
+	}
 
 	/* Events before registration are dropped by stl_port_event(). */
 	INIT_IB_EVENT_HANDLER(&sdev->event_handler, sdev->pdev, stl_port_event);
@@ -400,6 +413,10 @@ static int stl_create(const char *name, const struct stl_want *want)
 	get_device(&sdev->ibdev.dev);
 	/* What stl_dealloc_driver() releases on every path. */
 	xa_init(&sdev->mrs);
+	stl_ring_dev_init(sdev);
+	/* Devices named rxe* speak the rxe user ABI (stl_ring.c). */
+	sdev->rings = !strncmp(name, STL_RING_NAME_PREFIX,
+			       strlen(STL_RING_NAME_PREFIX));
 	mutex_init(&sdev->qp_lifecycle);
 	pvdma_cache_init(&sdev->pins, sdev->ibdev.name);
 	INIT_LIST_HEAD(&sdev->parent_entry);
@@ -603,6 +620,26 @@ static struct ib_client stl_client = {
 	.name = "stellar",
 	.add = stl_client_add,
 	.remove = stl_client_remove,
+};
+
+/* The port's netdev, held, for a device with rings (no set_netdev). */
+static struct net_device *stl_get_netdev(struct ib_device *ibdev, u32 port)
+{
+	struct stl_dev *sdev = to_stl_dev(ibdev);
+
+	if (port != 1 || !sdev->ndev)
+		return NULL;
+	dev_hold(sdev->ndev);
+	return sdev->ndev;
+}
+
+/* Applied after stl_dev_ops to a device with rings. */
+static const struct ib_device_ops stl_ring_dev_ops = {
+	.driver_id = RDMA_DRIVER_RXE,
+	.uverbs_abi_ver = 2,	/* what librxe asks for (RXE_UVERBS_ABI_VERSION) */
+	.get_netdev = stl_get_netdev,
+	.mmap = stl_mmap,
+	.mmap_free = stl_mmap_free,
 };
 
 const struct ib_device_ops stl_dev_ops = {

@@ -50,8 +50,8 @@ static bool stl_check_sge(struct stl_dev *sdev, struct stl_pd *spd,
 	return true;
 }
 
-static int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
-			  const struct ib_sge *sg, int num, u32 max, int need)
+int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
+		   const struct ib_sge *sg, int num, u32 max, int need)
 {
 	u64 total = 0;
 	int i, ret = 0;
@@ -114,24 +114,21 @@ static int stl_parent_post_send(struct ib_qp *pqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
-/* Scratch space for one translated send work request. */
-struct stl_send_buf {
-	union {
-		struct ib_send_wr send;
-		struct ib_rdma_wr rdma;
-		struct ib_atomic_wr atomic;
-		struct ib_ud_wr ud;
-	} wr;
-	struct ib_sge inline_sge;
-	u8 inline_data[STELLAR_MAX_INLINE_DATA];
-};
-
-/*
- * Check one user send work request and build the parent's in @b.
- * Returns 0 or -errno (the request is refused).
+/**
+ * stl_prep_send() - check one user send work request, build the parent's
+ * @sdev: the device
+ * @sqp: the QP it is posted to
+ * @wr: the request (SGEs with user addresses)
+ * @b: where the parent's request is built
+ * @kinline: inline data already in kernel memory (a send ring entry), or
+ *	NULL to copy it from the user addresses of @wr's SGEs
+ * @kinline_len: bytes at @kinline
+ *
+ * Return: 0, or -errno: the request is refused.
  */
-static int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
-			 const struct ib_send_wr *wr, struct stl_send_buf *b)
+int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
+		  const struct ib_send_wr *wr, struct stl_send_buf *b,
+		  const u8 *kinline, u32 kinline_len)
 {
 	struct stl_pd *spd = to_stl_pd(sqp->ibqp.pd);
 	int need = 0, ret;
@@ -187,7 +184,14 @@ static int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
 	if (wr->send_flags & IB_SEND_INLINE) {
 		if (need)
 			return -EINVAL;
-		ret = stl_copy_inline(sqp, wr, b->inline_data);
+		if (kinline) {
+			if (kinline_len > sqp->max_inline)
+				return -EINVAL;
+			memcpy(b->inline_data, kinline, kinline_len);
+			ret = kinline_len;
+		} else {
+			ret = stl_copy_inline(sqp, wr, b->inline_data);
+		}
 		if (ret < 0)
 			return ret;
 		b->inline_sge.addr = (uintptr_t)b->inline_data;
@@ -218,9 +222,16 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct stl_send_buf buf, *b = &buf;
 	int ret = 0, n;
 
+	/* A QP with rings: the doorbell, a POST_SEND with no request. */
+	if (sdev->rings) {
+		if (!wr)
+			return stl_ring_doorbell(sqp);
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	/* The whole list first: a refused request means none is posted. */
 	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_prep_send(sdev, sqp, w, b);
+		ret = stl_prep_send(sdev, sqp, w, b, NULL, 0);
 		if (ret) {
 			*bad_wr = w;
 			stl_refused(sdev, sqp, n, ret, "send");
@@ -232,7 +243,7 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 * inline data meanwhile; that is the user's own race).
 	 */
 	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_prep_send(sdev, sqp, w, b);
+		ret = stl_prep_send(sdev, sqp, w, b, NULL, 0);
 		if (ret) {
 			stl_count(sdev, STL_CNT_BAD_WRS, 1);
 			break;
@@ -260,6 +271,12 @@ int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	const struct ib_recv_wr *w, *bad;
 	struct ib_recv_wr pwr;
 	int ret = 0, n;
+
+	/* A QP with rings takes receives from its ring only. */
+	if (sdev->rings) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 
 	/* The whole list first: a refused request means none is posted. */
 	for (w = wr, n = 0; w; w = w->next, n++) {

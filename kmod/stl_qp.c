@@ -104,6 +104,18 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	pinit.send_cq = scq->pcq;
 	pinit.recv_cq = rcq->pcq;
 	pinit.cap = init->cap;
+	if (sdev->rings) {
+		/* Rings of 2^n entries hold 2^n - 1: the parent as many. */
+		pinit.cap.max_send_wr =
+			roundup_pow_of_two(init->cap.max_send_wr + 1) - 1;
+		pinit.cap.max_recv_wr =
+			roundup_pow_of_two(init->cap.max_recv_wr + 1) - 1;
+		if (pinit.cap.max_send_wr > sdev->pdev->attrs.max_qp_wr ||
+		    pinit.cap.max_recv_wr > sdev->pdev->attrs.max_qp_wr) {
+			ret = -EINVAL;
+			goto err_refs;
+		}
+	}
 	pinit.sq_sig_type = init->sq_sig_type;
 	pinit.qp_type = init->qp_type;
 	pinit.port_num = sdev->pport;
@@ -133,7 +145,24 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init->cap = pinit.cap;
 	init->cap.max_inline_data = sqp->max_inline;
 	ibqp->qp_num = pqp->qp_num;
+	if (sdev->rings) {
+		ret = stl_ring_qp_create(sqp, init, udata);
+		if (ret)
+			goto err_destroy;
+	}
 	return 0;
+
+err_destroy:
+	/* No completion can name it yet: nothing was posted. */
+	mutex_lock(&sdev->qp_lifecycle);
+	stl_cq_mark_dying(scq, pqp, sqp->sref);
+	if (rcq != scq)
+		stl_cq_mark_dying(rcq, pqp, sqp->rref);
+	ib_destroy_qp(pqp);
+	stl_cq_drain_qp(scq, true);
+	if (rcq != scq)
+		stl_cq_drain_qp(rcq, true);
+	mutex_unlock(&sdev->qp_lifecycle);
 
 err_refs:
 	if (sqp->sref)
@@ -187,6 +216,8 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		rdma_destroy_ah_attr(&pattr.ah_attr);
 	if (!ret && (mask & IB_QP_QKEY))
 		WRITE_ONCE(sqp->qkey, attr->qkey);
+	if (!ret && sdev->rings)
+		stl_ring_qp_modified(sqp, attr, mask);
 	if (ret)
 		stl_dbg(sdev, "QP %u modify (mask 0x%x) failed: %d\n",
 			ibqp->qp_num, mask, ret);
@@ -224,11 +255,16 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct stl_qp *sqp = to_stl_qp(ibqp);
 	int ret;
 
+	if (sdev->rings)
+		stl_ring_qp_unlist(sqp);
 	mutex_lock(&sdev->qp_lifecycle);
 	/* From here on, pollers name its completions without reading it. */
 	stl_cq_mark_dying(scq, sqp->pqp, sqp->sref);
 	if (rcq != scq)
 		stl_cq_mark_dying(rcq, sqp->pqp, sqp->rref);
+	/* Its work reads the parent QP: not any more (no completion queues it). */
+	if (sdev->rings)
+		cancel_work_sync(&sqp->work);
 	ret = ib_destroy_qp(sqp->pqp);
 	if (ret)
 		ibdev_err_ratelimited(&sdev->ibdev,
@@ -241,6 +277,8 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_unlock(&sdev->qp_lifecycle);
 	if (ret)
 		return ret;
+	if (sdev->rings)
+		stl_ring_qp_destroy(sqp);
 	stl_cq_qref_put(scq, sqp->sref);
 	if (rcq != scq)
 		stl_cq_qref_put(rcq, sqp->rref);

@@ -307,6 +307,14 @@ int stl_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		goto err_count;
 	}
 	sah->pah = pah;
+	if (sdev->rings) {
+		ret = stl_ring_ah_created(sah, udata);
+		if (ret) {
+			rdma_destroy_ah(pah, init->flags &
+					RDMA_CREATE_AH_SLEEPABLE);
+			goto err_count;
+		}
+	}
 	return 0;
 
 err_count:
@@ -330,6 +338,7 @@ int stl_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct stl_dev *sdev = to_stl_dev(ibah->device);
 
+	stl_ring_ah_destroy(to_stl_ah(ibah));
 	rdma_destroy_ah(to_stl_ah(ibah)->pah, flags);
 	atomic_dec(&sdev->n_ah);
 	return 0;

@@ -1,0 +1,890 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stellar: queues mapped into the process, in the rxe user ABI.
+ *
+ * A device with rings (its name starts with "rxe", see stl_main.c) is
+ * driven by the rxe provider every rdma-core ships (librxe).  Its CQs, send
+ * queues and receive queues are rings of the layout librxe maps
+ * (<rdma/rdma_user_rxe.h> entries behind a header of two indices), in
+ * vmalloc memory the process maps through the uverbs file:
+ *
+ * - CQ: Stellar is the producer.  The parent CQ stays armed; its completion
+ *   handler (stl_ring_cq_fill()) polls it, translates each completion and
+ *   writes it into the ring.  The process polls with no system call.
+ * - Send queue: the process is the producer and rings a doorbell, a
+ *   POST_SEND with no work request (stl_ring_doorbell()).  Each entry is
+ *   copied out of the ring into kernel memory before it is looked at,
+ *   checked exactly as a posted work request is (stl_prep_send()), and
+ *   posted to the parent with its ring index as wr_id.  The consumer index
+ *   moves when the parent completes the entry, so the ring never holds
+ *   more than the parent queue does.  A refused entry moves the QP to the
+ *   error state and completes with an error.
+ * - Receive queue: librxe posts receives with no system call at all.
+ *   Entries are taken at modify_qp, at every doorbell, after receive
+ *   completions and by a backstop worker (every jiffy while the device has
+ *   rings), so a pure receiver never stalls.
+ * - In the error state, the entries the parent does not hold complete with
+ *   IB_WC_WR_FLUSH_ERR once the parent has flushed its own, in order.
+ *
+ * The parent's own queues are never mapped: a parent kernel QP trusts its
+ * work requests, so nothing the process writes reaches it unchecked.
+ * Indices read from the mapped header are masked before use; the mapped
+ * copies of Stellar's own indices are written, never read back.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/rdma_user_rxe.h>
+
+#include "kmod/stl.h"
+
+/* Layout of a mapped queue (librxe's struct rxe_queue_buf). */
+struct stl_ring_hdr {
+	u32 log2_elem_size;
+	u32 index_mask;
+	u32 pad_1[30];
+	u32 producer_index;
+	u32 pad_2[31];
+	u32 consumer_index;
+	u32 pad_3[31];
+	u8 data[];
+};
+
+static_assert(offsetof(struct stl_ring_hdr, producer_index) == 128);
+static_assert(offsetof(struct stl_ring_hdr, consumer_index) == 256);
+static_assert(offsetof(struct stl_ring_hdr, data) == 384);
+
+/**
+ * struct stl_mmap - one mappable queue buffer
+ * @rdma: the core's entry: its offset is what userspace passes to mmap()
+ * @buf: vmalloc_user() memory, freed when the entry is (stl_mmap_free());
+ *	pages still mapped by a process live on until it unmaps them
+ */
+struct stl_mmap {
+	struct rdma_user_mmap_entry rdma;
+	void *buf;
+};
+
+/* Largest ring: entries beyond what any parent queue holds are refused. */
+#define STL_RING_MAX_ENTRIES	(1U << 17)
+#define STL_CQE_SIZE		64	/* >= struct ib_uverbs_wc, power of 2 */
+#define STL_RQ_POLL_BUDGET	64	/* receive entries taken per pass */
+#define STL_WR_RECV		(1ULL << 32)	/* parent wr_id: receive queue */
+
+static_assert(sizeof(struct ib_uverbs_wc) <= STL_CQE_SIZE);
+
+int stl_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *e;
+	int ret;
+
+	e = rdma_user_mmap_entry_get(uc, vma);
+	if (!e)
+		return -EINVAL;
+	ret = remap_vmalloc_range(vma, container_of(e, struct stl_mmap,
+						    rdma)->buf, 0);
+	rdma_user_mmap_entry_put(e);
+	return ret;
+}
+
+void stl_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct stl_mmap *mm = container_of(entry, struct stl_mmap, rdma);
+
+	vfree(mm->buf);
+	kfree(mm);
+}
+
+/*
+ * Allocate a ring of at least @num entries of @elem bytes (a power of two)
+ * and make it mappable in @uc; *@num becomes its capacity and @mi what
+ * userspace needs to map it.
+ */
+static int stl_ring_alloc(struct stl_ring *r, struct ib_ucontext *uc,
+			  u32 *num, u32 elem, struct mminfo *mi)
+{
+	struct stl_mmap *mm;
+	u32 slots;
+	size_t size;
+	int ret;
+
+	if (*num >= STL_RING_MAX_ENTRIES || !is_power_of_2(elem))
+		return -EINVAL;
+	slots = roundup_pow_of_two(*num + 1);
+	size = PAGE_ALIGN(sizeof(struct stl_ring_hdr) + (size_t)slots * elem);
+	mm = kzalloc(sizeof(*mm), GFP_KERNEL_ACCOUNT);
+	if (!mm)
+		return -ENOMEM;
+	mm->buf = vmalloc_user(size);
+	if (!mm->buf) {
+		kfree(mm);
+		return -ENOMEM;
+	}
+	r->hdr = mm->buf;
+	r->mask = slots - 1;
+	r->log2 = ilog2(elem);
+	r->hdr->log2_elem_size = r->log2;
+	r->hdr->index_mask = r->mask;
+	ret = rdma_user_mmap_entry_insert(uc, &mm->rdma, size);
+	if (ret) {
+		vfree(mm->buf);
+		kfree(mm);
+		r->hdr = NULL;
+		return ret;
+	}
+	r->mm = mm;
+	mi->offset = rdma_user_mmap_get_offset(&mm->rdma);
+	mi->size = size;
+	mi->pad = 0;
+	*num = slots - 1;
+	return 0;
+}
+
+/* The ring is no longer used; mapped pages stay with the process. */
+static void stl_ring_free(struct stl_ring *r)
+{
+	if (r->mm)
+		rdma_user_mmap_entry_remove(&r->mm->rdma);
+	r->mm = NULL;
+	r->hdr = NULL;
+}
+
+static inline void *stl_ring_slot(struct stl_ring *r, u32 idx)
+{
+	return r->hdr->data + ((size_t)(idx & r->mask) << r->log2);
+}
+
+/* The process's producer index, masked: it may have written anything. */
+static inline u32 stl_ring_uprod(struct stl_ring *r)
+{
+	return smp_load_acquire(&r->hdr->producer_index) & r->mask;
+}
+
+static inline u32 stl_ring_ucons(struct stl_ring *r)
+{
+	return smp_load_acquire(&r->hdr->consumer_index) & r->mask;
+}
+
+/* ---- completion queues ---- */
+
+int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
+{
+	struct rxe_create_cq_resp resp = {};
+	struct stl_ucontext *suc;
+	u32 num = scq->pcq->cqe;
+	int ret;
+
+	if (!udata || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	suc = rdma_udata_to_drv_context(udata, struct stl_ucontext, ibuc);
+	if (!suc)
+		return -EINVAL;
+	ret = stl_ring_alloc(&scq->uring, &suc->ibuc, &num, STL_CQE_SIZE,
+			     &resp.mi);
+	if (ret)
+		return ret;
+	scq->ibcq.cqe = num;
+	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (ret) {
+		stl_ring_free(&scq->uring);
+		return ret;
+	}
+	/* From now on the parent calls stl_ring_cq_fill() for completions. */
+	ib_req_notify_cq(scq->pcq, IB_CQ_NEXT_COMP);
+	return 0;
+}
+
+void stl_ring_cq_destroy(struct stl_cq *scq)
+{
+	stl_ring_free(&scq->uring);
+}
+
+/* Write one completion into the ring.  Context: scq->lock held. */
+static void stl_ucq_push(struct stl_cq *scq, const struct ib_uverbs_wc *uwc)
+{
+	struct stl_ring *r = &scq->uring;
+	u32 next = (scq->uprod + 1) & r->mask;
+
+	lockdep_assert_held(&scq->lock);
+	if (next == stl_ring_ucons(r)) {
+		if (!scq->overrun) {
+			struct ib_event ev = {
+				.device = scq->ibcq.device,
+				.element.cq = &scq->ibcq,
+				.event = IB_EVENT_CQ_ERR,
+			};
+
+			scq->overrun = true;
+			ibdev_warn_ratelimited(scq->ibcq.device,
+					       "CQ overrun: completions lost\n");
+			if (scq->ibcq.event_handler)
+				scq->ibcq.event_handler(&ev,
+							scq->ibcq.cq_context);
+		}
+		return;
+	}
+	memcpy(stl_ring_slot(r, scq->uprod), uwc, sizeof(*uwc));
+	scq->uprod = next;
+	smp_store_release(&r->hdr->producer_index, next);
+}
+
+/* The userspace numbering of wc_flags (see stl_cq.c). */
+static u32 stl_uwc_flags(enum ib_qp_type type, int flags)
+{
+	u32 out = 0;
+
+	if ((flags & IB_WC_GRH) && type == IB_QPT_UD)
+		out |= 1U << 0;
+	if (flags & IB_WC_WITH_IMM)
+		out |= 1U << 1;
+	if (flags & IB_WC_WITH_INVALIDATE)
+		out |= 1U << 3;
+	return out;
+}
+
+/* Advance a queue's consumer index past @idx.  Context: CQ lock held. */
+static void stl_uq_complete(struct stl_uq *uq, u32 idx)
+{
+	uq->done = (idx + 1) & uq->ring.mask;
+	smp_store_release(&uq->ring.hdr->consumer_index, uq->done);
+}
+
+/*
+ * One parent completion of a QP with rings into the user's CQ ring.
+ * Returns true if the QP's process-context work should run (a receive
+ * slot freed, or a flush can go on).  Context: scq->lock held.
+ */
+static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
+{
+	struct stl_qp *sqp = wc->qp->qp_context;
+	bool recv = wc->wr_id & STL_WR_RECV;
+	struct stl_uq *uq = recv ? &sqp->rq : &sqp->sq;
+	u32 idx = (u32)wc->wr_id & uq->ring.mask;
+	struct stl_uwr *w = &uq->wr[idx];
+	struct ib_uverbs_wc uwc = {};
+
+	uwc.wr_id = w->wr_id;
+	uwc.status = wc->status;
+	if (w->bad && wc->status == IB_WC_WR_FLUSH_ERR)
+		uwc.status = w->status;
+	uwc.opcode = wc->opcode;
+	uwc.vendor_err = wc->vendor_err;
+	uwc.byte_len = wc->byte_len;
+	uwc.ex.imm_data = (__force __u32)wc->ex.imm_data;
+	uwc.qp_num = sqp->ibqp.qp_num;
+	uwc.src_qp = wc->src_qp;
+	uwc.wc_flags = stl_uwc_flags(sqp->ibqp.qp_type, wc->wc_flags);
+	uwc.pkey_index = wc->pkey_index;
+	uwc.slid = wc->slid;
+	uwc.sl = wc->sl;
+	uwc.dlid_path_bits = wc->dlid_path_bits;
+	uwc.port_num = 1;
+	if (recv || w->signaled || uwc.status != IB_WC_SUCCESS)
+		stl_ucq_push(scq, &uwc);
+	stl_uq_complete(uq, idx);
+	if (wc->status != IB_WC_SUCCESS)
+		WRITE_ONCE(sqp->err, true);
+	return recv || READ_ONCE(sqp->err);
+}
+
+/**
+ * stl_ring_cq_fill() - move the parent CQ's completions into the CQ ring
+ * @scq: a CQ of a device with rings
+ *
+ * Called by the parent's completion handler (any context, hard interrupt
+ * included) and by Stellar.  Leaves the parent CQ armed; wakes the process
+ * if it armed the CQ and a completion was written.
+ */
+void stl_ring_cq_fill(struct stl_cq *scq)
+{
+	struct ib_wc wc[8];
+	unsigned long flags;
+	int got, i, rounds = 0;
+	u32 before;
+	bool wake;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	before = scq->uprod;
+	do {
+		while ((got = ib_poll_cq(scq->pcq, ARRAY_SIZE(wc), wc)) > 0) {
+			for (i = 0; i < got; i++) {
+				struct stl_qp *sqp;
+
+				/* A QP being destroyed: dropped, never read. */
+				if (wc[i].qp == scq->dying)
+					continue;
+				sqp = wc[i].qp->qp_context;
+				if (stl_ucq_one(scq, &wc[i]))
+					queue_work(system_wq, &sqp->work);
+			}
+		}
+	} while (ib_req_notify_cq(scq->pcq, IB_CQ_NEXT_COMP |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0 &&
+		 ++rounds < 16);
+	wake = scq->uprod != before && scq->notify;
+	if (wake)
+		scq->notify = 0;
+	spin_unlock_irqrestore(&scq->lock, flags);
+
+	if (wake && scq->ibcq.comp_handler)
+		scq->ibcq.comp_handler(&scq->ibcq, scq->ibcq.cq_context);
+}
+
+/**
+ * stl_ring_cq_notify() - arm a CQ with a ring for the next completion
+ * @scq: the CQ
+ * @flags: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP (solicited completions are
+ *	not told apart: any completion raises the event)
+ *
+ * Return: 0.
+ */
+int stl_ring_cq_notify(struct stl_cq *scq, enum ib_cq_notify_flags flags)
+{
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&scq->lock, irqflags);
+	scq->notify = flags & IB_CQ_SOLICITED_MASK;
+	spin_unlock_irqrestore(&scq->lock, irqflags);
+	stl_ring_cq_fill(scq);
+	return 0;
+}
+
+/* ---- queue pairs ---- */
+
+static int stl_uq_init(struct stl_uq *uq, struct ib_ucontext *uc, u32 *num,
+		       u32 elem, struct mminfo *mi)
+{
+	int ret;
+
+	mutex_init(&uq->mutex);
+	ret = stl_ring_alloc(&uq->ring, uc, num, roundup_pow_of_two(elem), mi);
+	if (ret)
+		return ret;
+	uq->wr = kvcalloc(uq->ring.mask + 1, sizeof(*uq->wr),
+			  GFP_KERNEL_ACCOUNT);
+	uq->wqe = kmalloc(1U << uq->ring.log2, GFP_KERNEL_ACCOUNT);
+	if (!uq->wr || !uq->wqe) {
+		kvfree(uq->wr);
+		kfree(uq->wqe);
+		uq->wr = NULL;
+		uq->wqe = NULL;
+		stl_ring_free(&uq->ring);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void stl_uq_fini(struct stl_uq *uq)
+{
+	stl_ring_free(&uq->ring);
+	kvfree(uq->wr);
+	kfree(uq->wqe);
+	uq->wr = NULL;
+	uq->wqe = NULL;
+}
+
+static void stl_ring_qp_work(struct work_struct *work);
+
+/**
+ * stl_ring_qp_create() - give a new QP of a device with rings its rings
+ * @sqp: the QP, its parent QP created with the capacities in @init
+ * @init: the capacities asked for; set to what the rings hold
+ * @udata: the command's response: struct rxe_create_qp_resp
+ *
+ * Return: 0 or -errno.
+ */
+int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
+	struct rxe_create_qp_resp resp = {};
+	struct stl_ucontext *suc;
+	struct ib_ucontext *uc;
+	u32 sq_elem, rq_elem, nsq, nrq;
+	int ret;
+
+	if (!udata || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	suc = rdma_udata_to_drv_context(udata, struct stl_ucontext, ibuc);
+	if (!suc)
+		return -EINVAL;
+	uc = &suc->ibuc;
+
+	/* The rings hold no more than the parent queues (init->cap). */
+	nsq = rounddown_pow_of_two(init->cap.max_send_wr + 1) - 1;
+	nrq = rounddown_pow_of_two(init->cap.max_recv_wr + 1) - 1;
+	sq_elem = sizeof(struct rxe_send_wqe) +
+		  max_t(u32, sqp->max_send_sge * sizeof(struct rxe_sge),
+			sqp->max_inline);
+	rq_elem = sizeof(struct rxe_recv_wqe) +
+		  sqp->max_recv_sge * sizeof(struct rxe_sge);
+	ret = stl_uq_init(&sqp->sq, uc, &nsq, sq_elem, &resp.sq_mi);
+	if (ret)
+		return ret;
+	ret = stl_uq_init(&sqp->rq, uc, &nrq, rq_elem, &resp.rq_mi);
+	if (ret)
+		goto err_sq;
+	sqp->sq.max_sge = sqp->max_send_sge;
+	sqp->sq.max_inline = sqp->max_inline;
+	sqp->rq.max_sge = sqp->max_recv_sge;
+	sqp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	INIT_WORK(&sqp->work, stl_ring_qp_work);
+	INIT_LIST_HEAD(&sqp->ring_entry);
+
+	init->cap.max_send_wr = nsq;
+	init->cap.max_recv_wr = nrq;
+	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err_rq;
+
+	mutex_lock(&sdev->ring_lock);
+	list_add_tail(&sqp->ring_entry, &sdev->ring_qps);
+	if (list_is_singular(&sdev->ring_qps))
+		queue_delayed_work(system_wq, &sdev->ring_work, 1);
+	mutex_unlock(&sdev->ring_lock);
+	return 0;
+
+err_rq:
+	stl_uq_fini(&sqp->rq);
+err_sq:
+	stl_uq_fini(&sqp->sq);
+	return ret;
+}
+
+/**
+ * stl_ring_qp_unlist() - the backstop no longer looks at a QP
+ * @sqp: a QP about to be destroyed
+ */
+void stl_ring_qp_unlist(struct stl_qp *sqp)
+{
+	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
+
+	mutex_lock(&sdev->ring_lock);
+	list_del_init(&sqp->ring_entry);
+	mutex_unlock(&sdev->ring_lock);
+}
+
+/**
+ * stl_ring_qp_destroy() - free a QP's rings
+ * @sqp: the QP; unlisted, its work cancelled, its parent QP destroyed and
+ *	its CQs drained
+ */
+void stl_ring_qp_destroy(struct stl_qp *sqp)
+{
+	stl_uq_fini(&sqp->sq);
+	stl_uq_fini(&sqp->rq);
+}
+
+/*
+ * Complete with IB_WC_WR_FLUSH_ERR (a refused entry: its own status) the
+ * entries of @uq the parent does not hold, once the parent has completed
+ * those it does.  Context: uq->mutex held, QP in the error state.
+ */
+static void stl_uq_flush(struct stl_qp *sqp, struct stl_uq *uq,
+			 struct stl_cq *scq, bool recv)
+{
+	struct ib_uverbs_wc uwc = {};
+	unsigned long flags;
+	u32 prod, n = 0;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	if (uq->done != uq->next)
+		goto out;	/* the parent still holds some: it flushes them */
+	prod = stl_ring_uprod(&uq->ring);
+	while (uq->next != prod && n++ <= uq->ring.mask) {
+		struct stl_uwr *w = &uq->wr[uq->next];
+
+		if (w->bad) {
+			uwc.wr_id = w->wr_id;
+			uwc.status = w->status;
+			w->bad = 0;
+		} else if (recv) {
+			uwc.wr_id = ((struct rxe_recv_wqe *)
+				     stl_ring_slot(&uq->ring, uq->next))->wr_id;
+			uwc.status = IB_WC_WR_FLUSH_ERR;
+		} else {
+			uwc.wr_id = ((struct rxe_send_wqe *)
+				     stl_ring_slot(&uq->ring, uq->next))->wr.wr_id;
+			uwc.status = IB_WC_WR_FLUSH_ERR;
+		}
+		uwc.opcode = recv ? IB_WC_RECV : IB_WC_SEND;
+		uwc.qp_num = sqp->ibqp.qp_num;
+		uwc.port_num = 1;
+		stl_ucq_push(scq, &uwc);
+		uq->next = (uq->next + 1) & uq->ring.mask;
+		stl_uq_complete(uq, uq->done);
+	}
+out:
+	spin_unlock_irqrestore(&scq->lock, flags);
+}
+
+/* A refused entry: the QP goes to the error state, the entry errs. */
+static void stl_uq_refuse(struct stl_qp *sqp, struct stl_uq *uq, u32 idx,
+			  u64 wr_id, int status)
+{
+	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
+
+	stl_count(sdev, STL_CNT_BAD_WRS, 1);
+	stl_dbg(sdev, "QP %u: ring entry %u refused\n", sqp->ibqp.qp_num,
+		idx);
+	uq->wr[idx].wr_id = wr_id;
+	uq->wr[idx].bad = 1;
+	uq->wr[idx].status = status;
+	WRITE_ONCE(sqp->err, true);
+	queue_work(system_wq, &sqp->work);
+}
+
+/*
+ * Take the receive ring's new entries to the parent.  Context: process,
+ * rq.mutex held.
+ */
+static void stl_rq_pull(struct stl_qp *sqp)
+{
+	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
+	struct stl_pd *spd = to_stl_pd(sqp->ibqp.pd);
+	struct stl_uq *uq = &sqp->rq;
+	struct rxe_recv_wqe *wqe = uq->wqe;
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr = {};
+	u32 prod, n = 0;
+	int ret;
+
+	lockdep_assert_held(&uq->mutex);
+	prod = stl_ring_uprod(&uq->ring);
+	while (uq->next != prod && !READ_ONCE(sqp->err) &&
+	       n++ < STL_RQ_POLL_BUDGET) {
+		u32 idx = uq->next, nsge;
+
+		/* One copy; only the copy is looked at. */
+		memcpy(wqe, stl_ring_slot(&uq->ring, idx), 1U << uq->ring.log2);
+		nsge = READ_ONCE(wqe->dma.num_sge);
+		if (nsge > uq->max_sge ||
+		    stl_check_sges(sdev, spd, (struct ib_sge *)wqe->dma.sge,
+				   nsge, uq->max_sge, IB_ACCESS_LOCAL_WRITE)) {
+			stl_uq_refuse(sqp, uq, idx, wqe->wr_id,
+				      IB_WC_LOC_PROT_ERR);
+			break;
+		}
+		uq->wr[idx].wr_id = wqe->wr_id;
+		uq->wr[idx].bad = 0;
+		wr.wr_id = STL_WR_RECV | idx;
+		wr.sg_list = (struct ib_sge *)wqe->dma.sge;
+		wr.num_sge = nsge;
+		local_bh_disable();
+		ret = ib_post_recv(sqp->pqp, &wr, &bad);
+		local_bh_enable();
+		if (ret) {
+			stl_dbg(sdev, "QP %u: parent post_recv: %d\n",
+				sqp->ibqp.qp_num, ret);
+			break;
+		}
+		stl_count(sdev, STL_CNT_RECV_WRS, 1);
+		uq->next = (idx + 1) & uq->ring.mask;
+	}
+	if (uq->next != prod && !READ_ONCE(sqp->err) && n > STL_RQ_POLL_BUDGET)
+		queue_work(system_wq, &sqp->work);
+}
+
+static_assert(sizeof(struct rxe_sge) == sizeof(struct ib_sge));
+static_assert(offsetof(struct rxe_sge, addr) == offsetof(struct ib_sge, addr));
+static_assert(offsetof(struct rxe_sge, length) ==
+	      offsetof(struct ib_sge, length));
+static_assert(offsetof(struct rxe_sge, lkey) == offsetof(struct ib_sge, lkey));
+
+/*
+ * Build the work request of send ring entry @wqe (a kernel copy) in @u.
+ * Returns the inline data (in @wqe) and its length, or -errno.
+ */
+static int stl_sq_translate(struct stl_dev *sdev, struct stl_qp *sqp,
+			    struct rxe_send_wqe *wqe, union stl_send_wr *u,
+			    const u8 **inl, u32 *inl_len)
+{
+	struct rxe_send_wr *w = &wqe->wr;
+	u32 nsge = READ_ONCE(wqe->dma.num_sge);
+	u32 len = READ_ONCE(wqe->dma.length);
+	struct ib_send_wr *s = &u->send;
+
+	memset(u, 0, sizeof(*u));
+	s->opcode = w->opcode;
+	s->send_flags = w->send_flags;
+	s->ex.imm_data = (__force __be32)w->ex.imm_data;
+	*inl = NULL;
+	*inl_len = 0;
+
+	switch (s->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		u->rdma.remote_addr = w->wr.rdma.remote_addr;
+		u->rdma.rkey = w->wr.rdma.rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		u->atomic.remote_addr = w->wr.atomic.remote_addr;
+		u->atomic.compare_add = w->wr.atomic.compare_add;
+		u->atomic.swap = w->wr.atomic.swap;
+		u->atomic.rkey = w->wr.atomic.rkey;
+		break;
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		if (sqp->ibqp.qp_type == IB_QPT_UD) {
+			struct stl_ah *sah = xa_load(&sdev->ahs,
+						     w->wr.ud.ah_num);
+
+			if (!sah)
+				return -EINVAL;
+			u->ud.ah = &sah->ibah;
+			u->ud.remote_qpn = w->wr.ud.remote_qpn;
+			u->ud.remote_qkey = w->wr.ud.remote_qkey;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	/*
+	 * Inline data: flagged (legacy post_send), or no SGE and a length
+	 * (ibv_wr_set_inline_data(), which sets no flag).
+	 */
+	if ((s->send_flags & IB_SEND_INLINE) || (!nsge && len)) {
+		if (len > sqp->sq.max_inline)
+			return -EINVAL;
+		s->send_flags |= IB_SEND_INLINE;
+		*inl = wqe->dma.inline_data;
+		*inl_len = len;
+		return 0;
+	}
+	if (nsge > sqp->sq.max_sge)
+		return -EINVAL;
+	s->sg_list = (struct ib_sge *)wqe->dma.sge;
+	s->num_sge = nsge;
+	return 0;
+}
+
+/*
+ * Take the send ring's new entries to the parent.  Context: process,
+ * sq.mutex held.
+ */
+static int stl_sq_pull(struct stl_qp *sqp)
+{
+	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
+	struct stl_uq *uq = &sqp->sq;
+	struct rxe_send_wqe *wqe = uq->wqe;
+	struct stl_send_buf *b;
+	union stl_send_wr u;
+	const struct ib_send_wr *bad;
+	const u8 *inl;
+	u32 prod, inl_len;
+	int ret = 0;
+
+	lockdep_assert_held(&uq->mutex);
+	b = kmalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	prod = stl_ring_uprod(&uq->ring);
+	while (uq->next != prod && !READ_ONCE(sqp->err)) {
+		u32 idx = uq->next;
+		u64 wr_id;
+
+		memcpy(wqe, stl_ring_slot(&uq->ring, idx), 1U << uq->ring.log2);
+		wr_id = wqe->wr.wr_id;
+		rcu_read_lock();	/* the AH: stl_ring_ah_destroy() */
+		ret = stl_sq_translate(sdev, sqp, wqe, &u, &inl, &inl_len);
+		if (!ret)
+			ret = stl_prep_send(sdev, sqp, &u.send, b, inl, inl_len);
+		if (ret) {
+			rcu_read_unlock();
+			stl_uq_refuse(sqp, uq, idx, wr_id,
+				      IB_WC_LOC_QP_OP_ERR);
+			ret = 0;
+			break;
+		}
+		uq->wr[idx].wr_id = wr_id;
+		uq->wr[idx].signaled = sqp->sig_all ||
+				       (wqe->wr.send_flags & IB_SEND_SIGNALED);
+		uq->wr[idx].bad = 0;
+		b->wr.send.wr_id = idx;
+		b->wr.send.send_flags |= IB_SEND_SIGNALED;
+		b->wr.send.next = NULL;
+		local_bh_disable();
+		ret = ib_post_send(sqp->pqp, &b->wr.send, &bad);
+		local_bh_enable();
+		rcu_read_unlock();
+		if (ret) {
+			/* Not ready (below RTS) or full: taken again later. */
+			stl_dbg(sdev, "QP %u: parent post_send: %d\n",
+				sqp->ibqp.qp_num, ret);
+			break;
+		}
+		stl_count(sdev, STL_CNT_SEND_WRS, 1);
+		uq->next = (idx + 1) & uq->ring.mask;
+	}
+	kfree(b);
+	return ret;
+}
+
+/* Receive ring, then the flushes of a QP in the error state. */
+static void stl_ring_qp_run(struct stl_qp *sqp)
+{
+	mutex_lock(&sqp->rq.mutex);
+	stl_rq_pull(sqp);
+	if (READ_ONCE(sqp->err))
+		stl_uq_flush(sqp, &sqp->rq, to_stl_cq(sqp->ibqp.recv_cq), true);
+	mutex_unlock(&sqp->rq.mutex);
+	if (READ_ONCE(sqp->err)) {
+		mutex_lock(&sqp->sq.mutex);
+		stl_uq_flush(sqp, &sqp->sq, to_stl_cq(sqp->ibqp.send_cq),
+			     false);
+		mutex_unlock(&sqp->sq.mutex);
+	}
+}
+
+static void stl_ring_qp_work(struct work_struct *work)
+{
+	struct stl_qp *sqp = container_of(work, struct stl_qp, work);
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	/* A refused entry or a parent error: the parent flushes too. */
+	if (READ_ONCE(sqp->err))
+		ib_modify_qp(sqp->pqp, &attr, IB_QP_STATE);
+	stl_ring_qp_run(sqp);
+}
+
+/**
+ * stl_ring_doorbell() - the process rang the send queue's doorbell
+ * @sqp: a QP with rings
+ *
+ * Return: 0, or -errno if the entries could not be looked at; they stay
+ * in the ring either way.
+ */
+int stl_ring_doorbell(struct stl_qp *sqp)
+{
+	int ret;
+
+	mutex_lock(&sqp->sq.mutex);
+	ret = stl_sq_pull(sqp);
+	mutex_unlock(&sqp->sq.mutex);
+	stl_ring_qp_run(sqp);
+	return ret;
+}
+
+/**
+ * stl_ring_qp_modified() - a QP with rings changed state
+ * @sqp: the QP
+ * @attr: what was applied
+ * @mask: which of @attr
+ */
+void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
+			  int mask)
+{
+	if (!(mask & IB_QP_STATE))
+		return;
+	switch (attr->qp_state) {
+	case IB_QPS_RESET:
+		/* The parent dropped what it held; so do the rings. */
+		mutex_lock(&sqp->rq.mutex);
+		mutex_lock(&sqp->sq.mutex);
+		WRITE_ONCE(sqp->err, false);
+		sqp->sq.next = 0;
+		sqp->rq.next = 0;
+		sqp->sq.done = 0;
+		sqp->rq.done = 0;
+		smp_store_release(&sqp->sq.ring.hdr->consumer_index, 0);
+		smp_store_release(&sqp->rq.ring.hdr->consumer_index, 0);
+		WRITE_ONCE(sqp->sq.ring.hdr->producer_index, 0);
+		WRITE_ONCE(sqp->rq.ring.hdr->producer_index, 0);
+		mutex_unlock(&sqp->sq.mutex);
+		mutex_unlock(&sqp->rq.mutex);
+		return;
+	case IB_QPS_ERR:
+		WRITE_ONCE(sqp->err, true);
+		stl_ring_qp_run(sqp);
+		return;
+	case IB_QPS_RTS:
+		stl_ring_doorbell(sqp);
+		return;
+	default:
+		stl_ring_qp_run(sqp);
+		return;
+	}
+}
+
+/* The backstop: receive rings nobody rang for, flushes nobody finished. */
+static void stl_ring_dev_work(struct work_struct *work)
+{
+	struct stl_dev *sdev = container_of(to_delayed_work(work),
+					    struct stl_dev, ring_work);
+	struct stl_qp *sqp;
+
+	mutex_lock(&sdev->ring_lock);
+	list_for_each_entry(sqp, &sdev->ring_qps, ring_entry) {
+		if (READ_ONCE(sqp->err) ||
+		    stl_ring_uprod(&sqp->rq.ring) != READ_ONCE(sqp->rq.next))
+			queue_work(system_wq, &sqp->work);
+	}
+	if (!list_empty(&sdev->ring_qps))
+		queue_delayed_work(system_wq, &sdev->ring_work, 1);
+	mutex_unlock(&sdev->ring_lock);
+}
+
+/* ---- address handles ---- */
+
+/**
+ * stl_ring_ah_created() - number a new AH for UD send ring entries
+ * @sah: the AH
+ * @udata: the command's response (struct rxe_create_ah_resp), may be NULL
+ *
+ * Return: 0 or -errno.
+ */
+int stl_ring_ah_created(struct stl_ah *sah, struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(sah->ibah.device);
+	struct rxe_create_ah_resp resp = {};
+	int ret;
+
+	ret = xa_alloc(&sdev->ahs, &sah->num, sah, xa_limit_31b, GFP_KERNEL);
+	if (ret)
+		return ret;
+	if (udata && udata->outlen >= sizeof(resp)) {
+		resp.ah_num = sah->num;
+		ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (ret) {
+			xa_erase(&sdev->ahs, sah->num);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * stl_ring_ah_destroy() - unnumber an AH before its parent AH goes
+ * @sah: the AH
+ *
+ * A doorbell looks AHs up under RCU and posts before it unlocks: after the
+ * grace period no post can name the parent AH any more.
+ */
+void stl_ring_ah_destroy(struct stl_ah *sah)
+{
+	struct stl_dev *sdev = to_stl_dev(sah->ibah.device);
+
+	if (!sah->num)
+		return;
+	xa_erase(&sdev->ahs, sah->num);
+	synchronize_rcu();
+}
+
+void stl_ring_dev_init(struct stl_dev *sdev)
+{
+	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1);
+	INIT_LIST_HEAD(&sdev->ring_qps);
+	mutex_init(&sdev->ring_lock);
+	INIT_DELAYED_WORK(&sdev->ring_work, stl_ring_dev_work);
+}
+
+void stl_ring_dev_fini(struct stl_dev *sdev)
+{
+	cancel_delayed_work_sync(&sdev->ring_work);
+	xa_destroy(&sdev->ahs);
+}
