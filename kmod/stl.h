@@ -33,6 +33,8 @@
 #define STL_REG_TIMEOUT_MS	10000
 /* Devices whose name starts so speak the rxe user ABI (stl_ring.c). */
 #define STL_RING_NAME_PREFIX	"rxe"
+/* Most entries of one ring (a power of two; it holds one less). */
+#define STL_RING_MAX_ENTRIES	(1U << 17)
 /*
  * Default per-device quotas on queue entries (sysfs cqe_quota, wqe_quota):
  * each CQE costs a parent CQE plus a drain ring entry, each WQE a parent

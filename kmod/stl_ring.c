@@ -67,8 +67,6 @@ struct stl_mmap {
 	void *buf;
 };
 
-/* Largest ring: entries beyond what any parent queue holds are refused. */
-#define STL_RING_MAX_ENTRIES	(1U << 17)
 #define STL_CQE_SIZE		64	/* >= struct ib_uverbs_wc, power of 2 */
 #define STL_RQ_POLL_BUDGET	64	/* receive entries taken per pass */
 #define STL_WR_RECV		(1ULL << 32)	/* parent wr_id: receive queue */
@@ -159,11 +157,13 @@ static inline void *stl_ring_slot(struct stl_ring *r, u32 idx)
 /* The process's producer index, masked: it may have written anything. */
 static inline u32 stl_ring_uprod(struct stl_ring *r)
 {
+	/* Pairs with the process's release of the index: entries first. */
 	return smp_load_acquire(&r->hdr->producer_index) & r->mask;
 }
 
 static inline u32 stl_ring_ucons(struct stl_ring *r)
 {
+	/* Pairs with the process's release: it is done with the entries. */
 	return smp_load_acquire(&r->hdr->consumer_index) & r->mask;
 }
 
@@ -227,6 +227,7 @@ static void stl_ucq_push(struct stl_cq *scq, const struct ib_uverbs_wc *uwc)
 	}
 	memcpy(stl_ring_slot(r, scq->uprod), uwc, sizeof(*uwc));
 	scq->uprod = next;
+	/* The entry before the index that shows it (librxe acquires). */
 	smp_store_release(&r->hdr->producer_index, next);
 }
 
@@ -248,6 +249,7 @@ static u32 stl_uwc_flags(enum ib_qp_type type, int flags)
 static void stl_uq_complete(struct stl_uq *uq, u32 idx)
 {
 	uq->done = (idx + 1) & uq->ring.mask;
+	/* The slot is free for the process once it sees the index. */
 	smp_store_release(&uq->ring.hdr->consumer_index, uq->done);
 }
 
@@ -697,7 +699,7 @@ static int stl_sq_pull(struct stl_qp *sqp)
 		if (ret) {
 			rcu_read_unlock();
 			stl_uq_refuse(sqp, uq, idx, wr_id,
-				      IB_WC_LOC_QP_OP_ERR);
+				      IB_WC_LOC_PROT_ERR);
 			ret = 0;
 			break;
 		}
@@ -791,8 +793,8 @@ void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 		sqp->rq.next = 0;
 		sqp->sq.done = 0;
 		sqp->rq.done = 0;
-		smp_store_release(&sqp->sq.ring.hdr->consumer_index, 0);
-		smp_store_release(&sqp->rq.ring.hdr->consumer_index, 0);
+		WRITE_ONCE(sqp->sq.ring.hdr->consumer_index, 0);
+		WRITE_ONCE(sqp->rq.ring.hdr->consumer_index, 0);
 		WRITE_ONCE(sqp->sq.ring.hdr->producer_index, 0);
 		WRITE_ONCE(sqp->rq.ring.hdr->producer_index, 0);
 		mutex_unlock(&sqp->sq.mutex);

@@ -23,11 +23,12 @@ s_rings_claimed_by_stock_librxe() {
 	[[ -z $WHY ]]
 }
 
-# pingpong over rings: server $2, client $3, port $4, program $1, options
-rings_pingpong() {
+# Run "$@" (a scenario function) with no RDMAV_DRIVERS: the system's
+# providers only, librxe among them.
+with_librxe() {
 	local saved=${RDMAV_DRIVERS-} rc
 	unset RDMAV_DRIVERS
-	pingpong_local "$@"
+	"$@"
 	rc=$?
 	export RDMAV_DRIVERS=$saved
 	return $rc
@@ -40,10 +41,17 @@ s_rings_delete() {
 }
 
 scenario rings_claimed_by_stock_librxe s_rings_claimed_by_stock_librxe
-scenario rings_rc_pingpong_rxe_s0_rxe0 rings_pingpong ibv_rc_pingpong rxe0 rxe_s0 18700 -n 200 -c
-scenario rings_rc_pingpong_rxe_s0_rxe_s1 rings_pingpong ibv_rc_pingpong rxe_s1 rxe_s0 18701 -n 200 -c
-scenario rings_rc_pingpong_events_rxe_s0_rxe_s1 rings_pingpong ibv_rc_pingpong rxe_s1 rxe_s0 18702 -n 200 -c -e
-scenario rings_ud_pingpong_rxe_s0_rxe0 rings_pingpong ibv_ud_pingpong rxe0 rxe_s0 18703 -n 200 -s 512 -c
-scenario rings_ud_pingpong_rxe_s0_rxe_s1 rings_pingpong ibv_ud_pingpong rxe_s1 rxe_s0 18704 -n 200 -s 512 -c
-scenario rings_uc_pingpong_rxe_s0_rxe_s1 rings_pingpong ibv_uc_pingpong rxe_s1 rxe_s0 18705 -n 200 -c
+scenario rings_rc_pingpong_rxe_s0_rxe0 with_librxe pingpong_local ibv_rc_pingpong rxe0 rxe_s0 18700 -n 200 -c
+scenario rings_rc_pingpong_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_rc_pingpong rxe_s1 rxe_s0 18701 -n 200 -c
+scenario rings_rc_pingpong_events_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_rc_pingpong rxe_s1 rxe_s0 18702 -n 200 -c -e
+scenario rings_ud_pingpong_rxe_s0_rxe0 with_librxe pingpong_local ibv_ud_pingpong rxe0 rxe_s0 18703 -n 200 -s 512 -c
+scenario rings_ud_pingpong_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_ud_pingpong rxe_s1 rxe_s0 18704 -n 200 -s 512 -c
+scenario rings_uc_pingpong_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_uc_pingpong rxe_s1 rxe_s0 18705 -n 200 -c
+# Stellar's verbs suite (the subtests that hold on any verbs device):
+# RC/UD/UC traffic with bytes checked, CQ, MR and QP query paths.
+scenario rings_verbs_rxe_s0_to_rxe_s1 with_librxe s_verbs rxe_s0 rxe_s1 "${POSITIVE[@]}"
+scenario rings_verbs_rxe_s0_to_rxe0 with_librxe s_verbs rxe_s0 rxe0 "${POSITIVE[@]}"
+scenario rings_write_bw_rxe_s0_rxe_s1 with_librxe perftest_local ib_write_bw rxe_s1 rxe_s0 18710 -n 200
+scenario rings_send_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_send_lat rxe_s1 rxe_s0 18711 -n 200
+scenario rings_read_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_read_lat rxe_s1 rxe_s0 18712 -n 200
 scenario rings_delete s_rings_delete
