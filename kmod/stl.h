@@ -438,6 +438,10 @@ struct stl_send_buf {
 int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
 		  const struct ib_send_wr *wr, struct stl_send_buf *b,
 		  const u8 *kinline, u32 kinline_len);
+int stl_parent_post_send(struct ib_qp *pqp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad);
+int stl_parent_post_recv(struct ib_qp *pqp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad);
 int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
 		   const struct ib_sge *sg, int num, u32 max, int need);
 

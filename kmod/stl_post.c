@@ -103,13 +103,25 @@ static int stl_copy_inline(struct stl_qp *sqp, const struct ib_send_wr *wr,
  * bottom halves off, the tasklet runs here, at local_bh_enable(), in the
  * poster's context, as it does for the parent's own user QPs.
  */
-static int stl_parent_post_send(struct ib_qp *pqp, const struct ib_send_wr *wr,
-				const struct ib_send_wr **bad)
+int stl_parent_post_send(struct ib_qp *pqp, const struct ib_send_wr *wr,
+			 const struct ib_send_wr **bad)
 {
 	int ret;
 
 	local_bh_disable();
 	ret = ib_post_send(pqp, wr, bad);
+	local_bh_enable();
+	return ret;
+}
+
+/* The same for receive work requests. */
+int stl_parent_post_recv(struct ib_qp *pqp, const struct ib_recv_wr *wr,
+			 const struct ib_recv_wr **bad)
+{
+	int ret;
+
+	local_bh_disable();
+	ret = ib_post_recv(pqp, wr, bad);
 	local_bh_enable();
 	return ret;
 }
@@ -297,9 +309,7 @@ int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 		pwr = *w;
 		pwr.next = NULL;
-		local_bh_disable();
-		ret = ib_post_recv(sqp->pqp, &pwr, &bad);
-		local_bh_enable();
+		ret = stl_parent_post_recv(sqp->pqp, &pwr, &bad);
 		if (ret) {
 			/* The parent's queue is full: not a refused request. */
 			stl_dbg(sdev, "QP %u: parent post_recv: %d\n",

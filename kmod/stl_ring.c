@@ -574,9 +574,7 @@ static void stl_rq_pull(struct stl_qp *sqp)
 		wr.wr_id = STL_WR_RECV | idx;
 		wr.sg_list = (struct ib_sge *)wqe->dma.sge;
 		wr.num_sge = nsge;
-		local_bh_disable();
-		ret = ib_post_recv(sqp->pqp, &wr, &bad);
-		local_bh_enable();
+		ret = stl_parent_post_recv(sqp->pqp, &wr, &bad);
 		if (ret) {
 			stl_dbg(sdev, "QP %u: parent post_recv: %d\n",
 				sqp->ibqp.qp_num, ret);
@@ -710,9 +708,7 @@ static int stl_sq_pull(struct stl_qp *sqp)
 		b->wr.send.wr_id = idx;
 		b->wr.send.send_flags |= IB_SEND_SIGNALED;
 		b->wr.send.next = NULL;
-		local_bh_disable();
-		ret = ib_post_send(sqp->pqp, &b->wr.send, &bad);
-		local_bh_enable();
+		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
 		rcu_read_unlock();
 		if (ret) {
 			/* Not ready (below RTS) or full: taken again later. */
