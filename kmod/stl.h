@@ -252,6 +252,7 @@ struct stl_cq_qref {
  * @uprod: producer index of @uring (ours; the mapped one is a copy)
  * @notify: IB_CQ_* the process armed the CQ for (@lock)
  * @overrun: @uring overflowed: completions were lost
+ * @fill_work: runs stl_ring_cq_fill() for the parent's completion handler
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -269,6 +270,7 @@ struct stl_cq {
 	u32 uprod;
 	u32 notify;
 	bool overrun;
+	struct work_struct fill_work;
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
@@ -459,6 +461,7 @@ void stl_mmap_free(struct rdma_user_mmap_entry *entry);
 int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata);
 void stl_ring_cq_destroy(struct stl_cq *scq);
 void stl_ring_cq_fill(struct stl_cq *scq);
+void stl_ring_cq_comp(struct stl_cq *scq);
 int stl_ring_cq_notify(struct stl_cq *scq, enum ib_cq_notify_flags flags);
 int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
 		       struct ib_udata *udata);

@@ -46,7 +46,7 @@ static void stl_cq_comp(struct ib_cq *pcq, void *ctx)
 	struct stl_cq *scq = ctx;
 
 	if (scq->uring.hdr) {
-		stl_ring_cq_fill(scq);
+		stl_ring_cq_comp(scq);
 		return;
 	}
 	if (scq->ibcq.comp_handler)

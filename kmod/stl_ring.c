@@ -9,8 +9,9 @@
  * vmalloc memory the process maps through the uverbs file:
  *
  * - CQ: Stellar is the producer.  The parent CQ stays armed; its completion
- *   handler (stl_ring_cq_fill()) polls it, translates each completion and
- *   writes it into the ring.  The process polls with no system call.
+ *   handler queues a work item (stl_ring_cq_fill()) that polls it,
+ *   translates each completion and writes it into the ring.  The process
+ *   polls with no system call.
  * - Send queue: the process is the producer and rings a doorbell, a
  *   POST_SEND with no work request (stl_ring_doorbell()).  Each entry is
  *   copied out of the ring into kernel memory before it is looked at,
@@ -169,6 +170,24 @@ static inline u32 stl_ring_ucons(struct stl_ring *r)
 
 /* ---- completion queues ---- */
 
+static void stl_ring_cq_fill_work(struct work_struct *work)
+{
+	stl_ring_cq_fill(container_of(work, struct stl_cq, fill_work));
+}
+
+/**
+ * stl_ring_cq_comp() - the parent's completion handler, for a CQ with a ring
+ * @scq: the CQ
+ *
+ * Polls nothing here: a parent may call its handler with its own CQ lock
+ * held (rxe since 6.5) or from a hard interrupt (mlx5), and polling takes
+ * that lock.  The ring is filled from a high-priority work item instead.
+ */
+void stl_ring_cq_comp(struct stl_cq *scq)
+{
+	queue_work(system_highpri_wq, &scq->fill_work);
+}
+
 int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 {
 	struct rxe_create_cq_resp resp = {};
@@ -181,6 +200,7 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 	suc = rdma_udata_to_drv_context(udata, struct stl_ucontext, ibuc);
 	if (!suc)
 		return -EINVAL;
+	INIT_WORK(&scq->fill_work, stl_ring_cq_fill_work);
 	ret = stl_ring_alloc(&scq->uring, &suc->ibuc, &num, STL_CQE_SIZE,
 			     &resp.mi);
 	if (ret)
@@ -196,8 +216,12 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 	return 0;
 }
 
+/* After the parent CQ is destroyed: nothing queues the fill any more. */
 void stl_ring_cq_destroy(struct stl_cq *scq)
 {
+	if (!scq->uring.hdr)
+		return;
+	cancel_work_sync(&scq->fill_work);
 	stl_ring_free(&scq->uring);
 }
 
@@ -295,9 +319,9 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
  * stl_ring_cq_fill() - move the parent CQ's completions into the CQ ring
  * @scq: a CQ of a device with rings
  *
- * Called by the parent's completion handler (any context, hard interrupt
- * included) and by Stellar.  Leaves the parent CQ armed; wakes the process
- * if it armed the CQ and a completion was written.
+ * Context: process (stl_ring_cq_comp()'s work, the notify and destroy
+ * paths), never under a parent lock.  Leaves the parent CQ armed; wakes
+ * the process if it armed the CQ and a completion was written.
  */
 void stl_ring_cq_fill(struct stl_cq *scq)
 {
