@@ -123,7 +123,6 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 err_free_ring:
 	kvfree(scq->ring);
-
 err_destroy_cq:
 	ib_destroy_cq(pcq);
 err_charge:
