@@ -26,6 +26,7 @@
 #define STL_MAX_PD		1024
 #define STL_MAX_MR		16384
 #define STL_MAX_AH		4096
+#define STL_MAX_SRQ		1024
 #define STL_MAX_MR_PAGES	(1UL << 20)	/* 4 GiB of 4 KiB pages */
 /* Longest MR: any start offset still fits in STL_MAX_MR_PAGES pages. */
 #define STL_MAX_MR_SIZE		((STL_MAX_MR_PAGES - 1) << PAGE_SHIFT)
@@ -79,6 +80,7 @@ struct stl_parent;
  * @n_pd: PDs alive now
  * @n_mr: MRs alive now
  * @n_ah: AHs alive now
+ * @n_srq: SRQs alive now
  * @n_cqe: CQ entries of the CQs alive now
  * @n_wqe: send and receive queue entries of the QPs alive now
  * @cqe_quota: most entries @n_cqe may reach (0: STL_DEF_CQE_QUOTA)
@@ -91,7 +93,8 @@ struct stl_parent;
  *	rings mapped into the process, driven by the stock librxe provider
  * @ahs: ah_num -> struct stl_ah, for UD work requests in a send ring
  * @ring_qps: QPs with rings, checked by @ring_work (@ring_lock)
- * @ring_lock: guards @ring_qps
+ * @ring_srqs: SRQs with rings, checked by @ring_work (@ring_lock)
+ * @ring_lock: guards @ring_qps and @ring_srqs
  * @ring_work: the backstop: pulls receive rings nobody rang for, flushes
  */
 struct stl_dev {
@@ -107,7 +110,7 @@ struct stl_dev {
 	struct work_struct reap_work;
 	struct xarray mrs;
 	struct mutex qp_lifecycle;
-	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah;
+	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah, n_srq;
 	atomic64_t n_cqe, n_wqe;
 	u32 cqe_quota, wqe_quota;
 	struct pvdma_cache pins;
@@ -116,6 +119,7 @@ struct stl_dev {
 	bool rings;
 	struct xarray ahs;
 	struct list_head ring_qps;
+	struct list_head ring_srqs;
 	struct mutex ring_lock;
 	struct delayed_work ring_work;
 };
@@ -206,6 +210,10 @@ struct stl_uwr {
  * @max_sge: most SGEs of an entry
  * @max_inline: most bytes of inline data (send queue)
  * @wqe: scratch copy of the entry being taken (@mutex)
+ * @mm: the address space of the process that made the queue (compared,
+ *	never dereferenced): its doorbells pull this receive queue too
+ * @mm_node: in the table of receive queues by @mm (stl_ring.c)
+ * @srq: the queue is an SRQ's (else a QP's receive queue)
  */
 struct stl_uq {
 	struct stl_ring ring;
@@ -216,7 +224,46 @@ struct stl_uq {
 	u32 max_sge;
 	u32 max_inline;
 	void *wqe;
+	struct mm_struct *mm;
+	struct hlist_node mm_node;
+	bool srq;
 };
+
+/**
+ * struct stl_srq - virtual shared receive queue
+ * @ibsrq: core object
+ * @psrq: the parent SRQ, in the PD's parent PD
+ * @charged: entries charged to the device's wqe_quota
+ * @max_sge: most SGEs of a receive request
+ * @rq: the ring the process fills (devices with rings)
+ * @slot_lock: guards @slots, @free and @nfree
+ * @slots: per parent slot, what the process posted there: the parent gets
+ *	the slot number as wr_id, completions come back in any order
+ * @free: stack of free slot numbers
+ * @nfree: entries of @free
+ * @nslots: entries of @slots (what the parent SRQ holds)
+ * @ring_entry: in the device's ring_srqs
+ * @work: pulls @rq in process context
+ */
+struct stl_srq {
+	struct ib_srq ibsrq;
+	struct ib_srq *psrq;
+	u32 charged;
+	u32 max_sge;
+	struct stl_uq rq;
+	spinlock_t slot_lock;
+	struct stl_uwr *slots;
+	u32 *free;
+	u32 nfree;
+	u32 nslots;
+	struct list_head ring_entry;
+	struct work_struct work;
+};
+
+static inline struct stl_srq *to_stl_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct stl_srq, ibsrq);
+}
 
 /**
  * struct stl_cq_qref - how a CQ's completions name a QP
@@ -444,6 +491,8 @@ int stl_parent_post_send(struct ib_qp *pqp, const struct ib_send_wr *wr,
 			 const struct ib_send_wr **bad);
 int stl_parent_post_recv(struct ib_qp *pqp, const struct ib_recv_wr *wr,
 			 const struct ib_recv_wr **bad);
+int stl_parent_post_srq_recv(struct ib_srq *psrq, const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad);
 int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
 		   const struct ib_sge *sg, int num, u32 max, int need);
 
@@ -470,10 +519,25 @@ void stl_ring_qp_destroy(struct stl_qp *sqp);
 void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 			  int mask);
 int stl_ring_doorbell(struct stl_qp *sqp);
+int stl_ring_srq_create(struct stl_srq *ssrq, struct ib_srq_init_attr *init,
+			struct ib_udata *udata);
+void stl_ring_srq_destroy(struct stl_srq *ssrq);
+void stl_ring_srq_free(struct stl_srq *ssrq);
 int stl_ring_ah_created(struct stl_ah *sah, struct ib_udata *udata);
 void stl_ring_ah_destroy(struct stl_ah *sah);
+void stl_ring_init(void);
 void stl_ring_dev_init(struct stl_dev *sdev);
 void stl_ring_dev_fini(struct stl_dev *sdev);
+
+/* stl_srq.c */
+int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata);
+int stl_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int stl_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int stl_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
 
 /* stl_stats.c */
 struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,

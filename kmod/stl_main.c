@@ -653,6 +653,7 @@ const struct ib_device_ops stl_dev_ops = {
 	.create_ah = stl_create_ah,
 	.create_cq = stl_create_cq,
 	.create_qp = stl_create_qp,
+	.create_srq = stl_create_srq,
 	.create_user_ah = stl_create_ah,
 	.dealloc_driver = stl_dealloc_driver,
 	.dealloc_pd = stl_dealloc_pd,
@@ -661,6 +662,7 @@ const struct ib_device_ops stl_dev_ops = {
 	.destroy_ah = stl_destroy_ah,
 	.destroy_cq = stl_destroy_cq,
 	.destroy_qp = stl_destroy_qp,
+	.destroy_srq = stl_destroy_srq,
 	.device_group = &stl_attr_group,
 	.disassociate_ucontext = stl_disassociate_ucontext,
 	.get_dev_fw_str = stl_get_dev_fw_str,
@@ -668,14 +670,17 @@ const struct ib_device_ops stl_dev_ops = {
 	.get_link_layer = stl_get_link_layer,
 	.get_port_immutable = stl_get_port_immutable,
 	.modify_qp = stl_modify_qp,
+	.modify_srq = stl_modify_srq,
 	.poll_cq = stl_poll_cq,
 	.post_recv = stl_post_recv,
 	.post_send = stl_post_send,
+	.post_srq_recv = stl_post_srq_recv,
 	.query_ah = stl_query_ah,
 	.query_device = stl_query_device,
 	.query_pkey = stl_query_pkey,
 	.query_port = stl_query_port,
 	.query_qp = stl_query_qp,
+	.query_srq = stl_query_srq,
 	.reg_user_mr = stl_reg_user_mr,
 	.req_notify_cq = stl_req_notify_cq,
 
@@ -683,6 +688,7 @@ const struct ib_device_ops stl_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, stl_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, stl_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, stl_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, stl_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, stl_ucontext, ibuc),
 };
 
@@ -701,6 +707,7 @@ static int __init stl_init(void)
 	ret = pvdma_init();
 	if (ret)
 		return ret;
+	stl_ring_init();
 	stl_wq = alloc_workqueue("stellar", 0, 0);
 	if (!stl_wq) {
 		ret = -ENOMEM;

@@ -126,6 +126,18 @@ int stl_parent_post_recv(struct ib_qp *pqp, const struct ib_recv_wr *wr,
 	return ret;
 }
 
+/* The same for a parent SRQ. */
+int stl_parent_post_srq_recv(struct ib_srq *psrq, const struct ib_recv_wr *wr,
+			     const struct ib_recv_wr **bad)
+{
+	int ret;
+
+	local_bh_disable();
+	ret = ib_post_srq_recv(psrq, wr, bad);
+	local_bh_enable();
+	return ret;
+}
+
 /**
  * stl_prep_send() - check one user send work request, build the parent's
  * @sdev: the device
@@ -284,8 +296,10 @@ int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct ib_recv_wr pwr;
 	int ret = 0, n;
 
-	/* A QP with rings takes receives from its ring only. */
-	if (sdev->rings) {
+	/* A QP with rings takes receives from its ring only; one on an SRQ
+	 * has no receive queue.
+	 */
+	if (sdev->rings || ibqp->srq) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -46,8 +46,7 @@ static int stl_check_qp_init(struct stl_dev *sdev,
 		stl_dbg(sdev, "QP type %d not supported\n", init->qp_type);
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags || init->rwq_ind_tbl ||
-	    init->xrcd)
+	if (init->create_flags || init->rwq_ind_tbl || init->xrcd)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
@@ -76,6 +75,11 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	if (!stl_udata_empty(udata))
 		return -EINVAL;
+	/* A QP on an SRQ has no receive queue of its own. */
+	if (init->srq) {
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	}
 	ret = stl_check_qp_init(sdev, init);
 	if (ret)
 		return ret;
@@ -104,12 +108,15 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	pinit.send_cq = scq->pcq;
 	pinit.recv_cq = rcq->pcq;
 	pinit.cap = init->cap;
+	if (init->srq)
+		pinit.srq = to_stl_srq(init->srq)->psrq;
 	if (sdev->rings) {
 		/* Rings of 2^n entries hold 2^n - 1: the parent as many. */
 		pinit.cap.max_send_wr =
 			roundup_pow_of_two(init->cap.max_send_wr + 1) - 1;
-		pinit.cap.max_recv_wr =
-			roundup_pow_of_two(init->cap.max_recv_wr + 1) - 1;
+		if (!init->srq)
+			pinit.cap.max_recv_wr =
+				roundup_pow_of_two(init->cap.max_recv_wr + 1) - 1;
 		if (pinit.cap.max_send_wr > sdev->pdev->attrs.max_qp_wr ||
 		    pinit.cap.max_recv_wr > sdev->pdev->attrs.max_qp_wr) {
 			ret = -EINVAL;
@@ -240,7 +247,7 @@ int stl_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_inline_data = sqp->max_inline;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
-	init->srq = NULL;
+	init->srq = ibqp->srq;
 	init->qp_context = ibqp->qp_context;
 	init->event_handler = ibqp->event_handler;
 	init->port_num = 1;

@@ -34,6 +34,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -168,6 +169,88 @@ static inline u32 stl_ring_ucons(struct stl_ring *r)
 	return smp_load_acquire(&r->hdr->consumer_index) & r->mask;
 }
 
+/*
+ * Receive queues by the address space of their process.  librxe posts
+ * receives with no system call; a message sent right after (a UD or UC
+ * request, whose message is dropped if no receive waits) must still find
+ * its receive at the parent.  So a doorbell first takes the new entries of
+ * every receive ring and SRQ ring of its process, whatever their device.
+ */
+#define STL_MM_BITS	6
+static struct stl_mm_bucket {
+	struct mutex lock;
+	struct hlist_head head;
+} stl_mm_tab[1 << STL_MM_BITS];
+
+static struct stl_mm_bucket *stl_mm_bucket(const struct mm_struct *mm)
+{
+	return &stl_mm_tab[hash_ptr(mm, STL_MM_BITS)];
+}
+
+static void stl_mm_add(struct stl_uq *uq)
+{
+	struct stl_mm_bucket *b;
+
+	uq->mm = current->mm;
+	b = stl_mm_bucket(uq->mm);
+	mutex_lock(&b->lock);
+	hlist_add_head(&uq->mm_node, &b->head);
+	mutex_unlock(&b->lock);
+}
+
+static void stl_mm_del(struct stl_uq *uq)
+{
+	struct stl_mm_bucket *b = stl_mm_bucket(uq->mm);
+
+	if (hlist_unhashed(&uq->mm_node))
+		return;
+	mutex_lock(&b->lock);
+	hlist_del_init(&uq->mm_node);
+	mutex_unlock(&b->lock);
+}
+
+static void stl_rq_pull(struct stl_qp *sqp);
+static void stl_srq_pull(struct stl_srq *ssrq);
+
+/* Take the new receive entries of every ring of the calling process. */
+static void stl_mm_pull(void)
+{
+	struct stl_mm_bucket *b;
+	struct stl_uq *uq;
+
+	if (!current->mm)
+		return;
+	b = stl_mm_bucket(current->mm);
+	mutex_lock(&b->lock);
+	hlist_for_each_entry(uq, &b->head, mm_node) {
+		if (uq->mm != current->mm ||
+		    stl_ring_uprod(&uq->ring) == READ_ONCE(uq->next))
+			continue;
+		/* Busy: whoever holds it is taking the entries. */
+		if (!mutex_trylock(&uq->mutex))
+			continue;
+		if (uq->srq)
+			stl_srq_pull(container_of(uq, struct stl_srq, rq));
+		else
+			stl_rq_pull(container_of(uq, struct stl_qp, rq));
+		mutex_unlock(&uq->mutex);
+	}
+	mutex_unlock(&b->lock);
+}
+
+/**
+ * stl_ring_init() - set up the module-wide table of receive rings
+ */
+void stl_ring_init(void)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(stl_mm_tab); i++) {
+		mutex_init(&stl_mm_tab[i].lock);
+		INIT_HLIST_HEAD(&stl_mm_tab[i].head);
+	}
+}
+
 /* ---- completion queues ---- */
 
 static void stl_ring_cq_fill_work(struct work_struct *work)
@@ -286,14 +369,29 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
 {
 	struct stl_qp *sqp = wc->qp->qp_context;
 	bool recv = wc->wr_id & STL_WR_RECV;
+	struct stl_srq *ssrq = NULL;
 	struct stl_uq *uq = recv ? &sqp->rq : &sqp->sq;
 	u32 idx = (u32)wc->wr_id & uq->ring.mask;
-	struct stl_uwr *w = &uq->wr[idx];
 	struct ib_uverbs_wc uwc = {};
+	struct stl_uwr *w, srqw;
 
+	if (recv && sqp->ibqp.srq) {
+		ssrq = to_stl_srq(sqp->ibqp.srq);
+		idx = (u32)wc->wr_id;
+		if (WARN_ON_ONCE(idx >= ssrq->nslots))
+			return false;
+		spin_lock(&ssrq->slot_lock);
+		srqw = ssrq->slots[idx];
+		ssrq->free[ssrq->nfree++] = idx;
+		spin_unlock(&ssrq->slot_lock);
+		w = &srqw;
+	} else {
+		w = &uq->wr[idx];
+	}
 	uwc.wr_id = w->wr_id;
 	uwc.status = wc->status;
-	if (w->bad && wc->status == IB_WC_WR_FLUSH_ERR)
+	/* A refused SRQ entry was posted with no SGE: it errs when used. */
+	if (w->bad && (ssrq || wc->status == IB_WC_WR_FLUSH_ERR))
 		uwc.status = w->status;
 	uwc.opcode = wc->opcode;
 	uwc.vendor_err = wc->vendor_err;
@@ -309,9 +407,15 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
 	uwc.port_num = 1;
 	if (recv || w->signaled || uwc.status != IB_WC_SUCCESS)
 		stl_ucq_push(scq, &uwc);
-	stl_uq_complete(uq, idx);
-	if (wc->status != IB_WC_SUCCESS)
+	if (uwc.status != IB_WC_SUCCESS)
 		WRITE_ONCE(sqp->err, true);
+	if (ssrq) {
+		/* A slot is free: entries may wait for one. */
+		if (stl_ring_uprod(&ssrq->rq.ring) != READ_ONCE(ssrq->rq.next))
+			queue_work(system_wq, &ssrq->work);
+		return READ_ONCE(sqp->err);
+	}
+	stl_uq_complete(uq, idx);
 	return recv || READ_ONCE(sqp->err);
 }
 
@@ -385,6 +489,7 @@ static int stl_uq_init(struct stl_uq *uq, struct ib_ucontext *uc, u32 *num,
 	int ret;
 
 	mutex_init(&uq->mutex);
+	INIT_HLIST_NODE(&uq->mm_node);
 	ret = stl_ring_alloc(&uq->ring, uc, num, roundup_pow_of_two(elem), mi);
 	if (ret)
 		return ret;
@@ -449,9 +554,12 @@ int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
 	ret = stl_uq_init(&sqp->sq, uc, &nsq, sq_elem, &resp.sq_mi);
 	if (ret)
 		return ret;
-	ret = stl_uq_init(&sqp->rq, uc, &nrq, rq_elem, &resp.rq_mi);
-	if (ret)
-		goto err_sq;
+	/* A QP on an SRQ has no receive ring: librxe maps none. */
+	if (!init->srq) {
+		ret = stl_uq_init(&sqp->rq, uc, &nrq, rq_elem, &resp.rq_mi);
+		if (ret)
+			goto err_sq;
+	}
 	sqp->sq.max_sge = sqp->max_send_sge;
 	sqp->sq.max_inline = sqp->max_inline;
 	sqp->rq.max_sge = sqp->max_recv_sge;
@@ -460,15 +568,17 @@ int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
 	INIT_LIST_HEAD(&sqp->ring_entry);
 
 	init->cap.max_send_wr = nsq;
-	init->cap.max_recv_wr = nrq;
+	if (!init->srq)
+		init->cap.max_recv_wr = nrq;
 	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	if (ret)
 		goto err_rq;
 
+	if (sqp->rq.ring.hdr)
+		stl_mm_add(&sqp->rq);
 	mutex_lock(&sdev->ring_lock);
 	list_add_tail(&sqp->ring_entry, &sdev->ring_qps);
-	if (list_is_singular(&sdev->ring_qps))
-		queue_delayed_work(system_wq, &sdev->ring_work, 1);
+	queue_delayed_work(system_wq, &sdev->ring_work, 1);
 	mutex_unlock(&sdev->ring_lock);
 	return 0;
 
@@ -487,6 +597,7 @@ void stl_ring_qp_unlist(struct stl_qp *sqp)
 {
 	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
 
+	stl_mm_del(&sqp->rq);
 	mutex_lock(&sdev->ring_lock);
 	list_del_init(&sqp->ring_entry);
 	mutex_unlock(&sdev->ring_lock);
@@ -515,6 +626,8 @@ static void stl_uq_flush(struct stl_qp *sqp, struct stl_uq *uq,
 	unsigned long flags;
 	u32 prod, n = 0;
 
+	if (!uq->ring.hdr)
+		return;		/* an SRQ's entries stay in the SRQ */
 	spin_lock_irqsave(&scq->lock, flags);
 	if (uq->done != uq->next)
 		goto out;	/* the parent still holds some: it flushes them */
@@ -578,6 +691,8 @@ static void stl_rq_pull(struct stl_qp *sqp)
 	int ret;
 
 	lockdep_assert_held(&uq->mutex);
+	if (!uq->ring.hdr)
+		return;		/* on an SRQ */
 	prod = stl_ring_uprod(&uq->ring);
 	while (uq->next != prod && !READ_ONCE(sqp->err) &&
 	       n++ < STL_RQ_POLL_BUDGET) {
@@ -785,6 +900,8 @@ int stl_ring_doorbell(struct stl_qp *sqp)
 {
 	int ret;
 
+	/* Receives posted before this send are at the parent before it. */
+	stl_mm_pull();
 	mutex_lock(&sqp->sq.mutex);
 	ret = stl_sq_pull(sqp);
 	mutex_unlock(&sqp->sq.mutex);
@@ -814,9 +931,11 @@ void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 		sqp->sq.done = 0;
 		sqp->rq.done = 0;
 		WRITE_ONCE(sqp->sq.ring.hdr->consumer_index, 0);
-		WRITE_ONCE(sqp->rq.ring.hdr->consumer_index, 0);
 		WRITE_ONCE(sqp->sq.ring.hdr->producer_index, 0);
-		WRITE_ONCE(sqp->rq.ring.hdr->producer_index, 0);
+		if (sqp->rq.ring.hdr) {
+			WRITE_ONCE(sqp->rq.ring.hdr->consumer_index, 0);
+			WRITE_ONCE(sqp->rq.ring.hdr->producer_index, 0);
+		}
 		mutex_unlock(&sqp->sq.mutex);
 		mutex_unlock(&sqp->rq.mutex);
 		return;
@@ -838,17 +957,195 @@ static void stl_ring_dev_work(struct work_struct *work)
 {
 	struct stl_dev *sdev = container_of(to_delayed_work(work),
 					    struct stl_dev, ring_work);
+	struct stl_srq *ssrq;
 	struct stl_qp *sqp;
 
 	mutex_lock(&sdev->ring_lock);
 	list_for_each_entry(sqp, &sdev->ring_qps, ring_entry) {
 		if (READ_ONCE(sqp->err) ||
-		    stl_ring_uprod(&sqp->rq.ring) != READ_ONCE(sqp->rq.next))
+		    (sqp->rq.ring.hdr &&
+		     stl_ring_uprod(&sqp->rq.ring) != READ_ONCE(sqp->rq.next)))
 			queue_work(system_wq, &sqp->work);
 	}
-	if (!list_empty(&sdev->ring_qps))
+	list_for_each_entry(ssrq, &sdev->ring_srqs, ring_entry) {
+		if (stl_ring_uprod(&ssrq->rq.ring) != READ_ONCE(ssrq->rq.next))
+			queue_work(system_wq, &ssrq->work);
+	}
+	if (!list_empty(&sdev->ring_qps) || !list_empty(&sdev->ring_srqs))
 		queue_delayed_work(system_wq, &sdev->ring_work, 1);
 	mutex_unlock(&sdev->ring_lock);
+}
+
+/* ---- shared receive queues ---- */
+
+/*
+ * Take the SRQ ring's new entries to the parent SRQ.  Each goes to a free
+ * parent slot and leaves the ring at once (completions of an SRQ come in
+ * any order).  A refused entry is posted with no SGE and completes with
+ * IB_WC_LOC_PROT_ERR on the QP that takes it, as a bad lkey does on
+ * hardware.  Context: process, rq.mutex held.
+ */
+static void stl_srq_pull(struct stl_srq *ssrq)
+{
+	struct stl_dev *sdev = to_stl_dev(ssrq->ibsrq.device);
+	struct stl_pd *spd = to_stl_pd(ssrq->ibsrq.pd);
+	struct stl_uq *uq = &ssrq->rq;
+	struct rxe_recv_wqe *wqe = uq->wqe;
+	const struct ib_recv_wr *badwr;
+	struct ib_recv_wr wr = {};
+	unsigned long flags;
+	u32 prod, n = 0;
+	int ret;
+
+	lockdep_assert_held(&uq->mutex);
+	prod = stl_ring_uprod(&uq->ring);
+	while (uq->next != prod && n++ < STL_RQ_POLL_BUDGET) {
+		u32 idx = uq->next, nsge, slot;
+		bool bad;
+
+		spin_lock_irqsave(&ssrq->slot_lock, flags);
+		if (!ssrq->nfree) {
+			spin_unlock_irqrestore(&ssrq->slot_lock, flags);
+			return;		/* the parent is full */
+		}
+		slot = ssrq->free[--ssrq->nfree];
+		spin_unlock_irqrestore(&ssrq->slot_lock, flags);
+
+		memcpy(wqe, stl_ring_slot(&uq->ring, idx), 1U << uq->ring.log2);
+		nsge = READ_ONCE(wqe->dma.num_sge);
+		bad = nsge > uq->max_sge ||
+		      stl_check_sges(sdev, spd, (struct ib_sge *)wqe->dma.sge,
+				     nsge, uq->max_sge, IB_ACCESS_LOCAL_WRITE);
+		if (bad) {
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			stl_dbg(sdev, "SRQ ring entry %u refused\n", idx);
+		}
+		ssrq->slots[slot].wr_id = wqe->wr_id;
+		ssrq->slots[slot].bad = bad;
+		ssrq->slots[slot].status = IB_WC_LOC_PROT_ERR;
+		wr.wr_id = STL_WR_RECV | slot;
+		wr.sg_list = bad ? NULL : (struct ib_sge *)wqe->dma.sge;
+		wr.num_sge = bad ? 0 : nsge;
+		ret = stl_parent_post_srq_recv(ssrq->psrq, &wr, &badwr);
+		if (ret) {
+			stl_dbg(sdev, "parent post_srq_recv: %d\n", ret);
+			spin_lock_irqsave(&ssrq->slot_lock, flags);
+			ssrq->free[ssrq->nfree++] = slot;
+			spin_unlock_irqrestore(&ssrq->slot_lock, flags);
+			return;
+		}
+		stl_count(sdev, STL_CNT_RECV_WRS, 1);
+		uq->next = (idx + 1) & uq->ring.mask;
+		/* The entry is the parent's: its ring slot is free. */
+		smp_store_release(&uq->ring.hdr->consumer_index, uq->next);
+	}
+	if (uq->next != prod && n > STL_RQ_POLL_BUDGET)
+		queue_work(system_wq, &ssrq->work);
+}
+
+static void stl_srq_work(struct work_struct *work)
+{
+	struct stl_srq *ssrq = container_of(work, struct stl_srq, work);
+
+	mutex_lock(&ssrq->rq.mutex);
+	stl_srq_pull(ssrq);
+	mutex_unlock(&ssrq->rq.mutex);
+}
+
+/**
+ * stl_ring_srq_create() - give a new SRQ of a device with rings its ring
+ * @ssrq: the SRQ, its parent SRQ made with init->attr.max_wr entries
+ * @init: the capacities; max_wr set to what the ring holds
+ * @udata: the command's response: struct rxe_create_srq_resp
+ *
+ * Return: 0 or -errno.
+ */
+int stl_ring_srq_create(struct stl_srq *ssrq, struct ib_srq_init_attr *init,
+			struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ssrq->ibsrq.device);
+	struct rxe_create_srq_resp resp = {};
+	struct stl_ucontext *suc;
+	u32 num = init->attr.max_wr, i;
+	int ret;
+
+	if (!udata || udata->outlen < sizeof(resp.mi))
+		return -EINVAL;
+	suc = rdma_udata_to_drv_context(udata, struct stl_ucontext, ibuc);
+	if (!suc)
+		return -EINVAL;
+	spin_lock_init(&ssrq->slot_lock);
+	INIT_WORK(&ssrq->work, stl_srq_work);
+	INIT_LIST_HEAD(&ssrq->ring_entry);
+	ssrq->nslots = ssrq->charged + 1;
+	ssrq->slots = kvcalloc(ssrq->nslots, sizeof(*ssrq->slots),
+			       GFP_KERNEL_ACCOUNT);
+	ssrq->free = kvcalloc(ssrq->nslots, sizeof(*ssrq->free),
+			      GFP_KERNEL_ACCOUNT);
+	if (!ssrq->slots || !ssrq->free) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < ssrq->nslots; i++)
+		ssrq->free[i] = ssrq->nslots - 1 - i;
+	ssrq->nfree = ssrq->nslots;
+	ret = stl_uq_init(&ssrq->rq, &suc->ibuc, &num,
+			  sizeof(struct rxe_recv_wqe) +
+			  ssrq->max_sge * sizeof(struct rxe_sge), &resp.mi);
+	if (ret)
+		goto err_free;
+	ssrq->rq.max_sge = ssrq->max_sge;
+	ssrq->rq.srq = true;
+	init->attr.max_wr = num;
+	ret = ib_copy_to_udata(udata, &resp,
+			       min_t(size_t, udata->outlen, sizeof(resp)));
+	if (ret)
+		goto err_uq;
+	stl_mm_add(&ssrq->rq);
+	mutex_lock(&sdev->ring_lock);
+	list_add_tail(&ssrq->ring_entry, &sdev->ring_srqs);
+	queue_delayed_work(system_wq, &sdev->ring_work, 1);
+	mutex_unlock(&sdev->ring_lock);
+	return 0;
+
+err_uq:
+	stl_uq_fini(&ssrq->rq);
+err_free:
+	kvfree(ssrq->slots);
+	kvfree(ssrq->free);
+	ssrq->slots = NULL;
+	ssrq->free = NULL;
+	return ret;
+}
+
+/**
+ * stl_ring_srq_destroy() - nothing takes an SRQ's entries any more
+ * @ssrq: an SRQ no QP uses, about to be destroyed
+ */
+void stl_ring_srq_destroy(struct stl_srq *ssrq)
+{
+	struct stl_dev *sdev = to_stl_dev(ssrq->ibsrq.device);
+
+	if (!ssrq->rq.ring.hdr)
+		return;
+	stl_mm_del(&ssrq->rq);
+	mutex_lock(&sdev->ring_lock);
+	list_del_init(&ssrq->ring_entry);
+	mutex_unlock(&sdev->ring_lock);
+	cancel_work_sync(&ssrq->work);
+}
+
+/**
+ * stl_ring_srq_free() - free an SRQ's ring, after its parent SRQ is gone
+ * @ssrq: the SRQ
+ */
+void stl_ring_srq_free(struct stl_srq *ssrq)
+{
+	stl_uq_fini(&ssrq->rq);
+	kvfree(ssrq->slots);
+	kvfree(ssrq->free);
+	ssrq->slots = NULL;
+	ssrq->free = NULL;
 }
 
 /* ---- address handles ---- */
@@ -901,6 +1198,7 @@ void stl_ring_dev_init(struct stl_dev *sdev)
 {
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1);
 	INIT_LIST_HEAD(&sdev->ring_qps);
+	INIT_LIST_HEAD(&sdev->ring_srqs);
 	mutex_init(&sdev->ring_lock);
 	INIT_DELAYED_WORK(&sdev->ring_work, stl_ring_dev_work);
 }

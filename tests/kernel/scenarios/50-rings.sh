@@ -47,6 +47,11 @@ scenario rings_rc_pingpong_events_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_r
 scenario rings_ud_pingpong_rxe_s0_rxe0 with_librxe pingpong_local ibv_ud_pingpong rxe0 rxe_s0 18703 -n 200 -s 512 -c
 scenario rings_ud_pingpong_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_ud_pingpong rxe_s1 rxe_s0 18704 -n 200 -s 512 -c
 scenario rings_uc_pingpong_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_uc_pingpong rxe_s1 rxe_s0 18705 -n 200 -c
+scenario rings_uc_pingpong_rxe_s0_rxe0 with_librxe pingpong_local ibv_uc_pingpong rxe0 rxe_s0 18706 -n 200 -c
+# Shared receive queues: rings of receive entries that any of 16 QPs takes.
+scenario rings_srq_pingpong_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_srq_pingpong rxe_s1 rxe_s0 18707 -n 200 -c
+scenario rings_srq_pingpong_events_rxe_s0_rxe_s1 with_librxe pingpong_local ibv_srq_pingpong rxe_s1 rxe_s0 18708 -n 200 -c -e
+scenario rings_srq_pingpong_rxe_s0_rxe0 with_librxe pingpong_local ibv_srq_pingpong rxe0 rxe_s0 18709 -n 200 -c
 # Stellar's verbs suite (the subtests that hold on any verbs device):
 # RC/UD/UC traffic with bytes checked, CQ, MR and QP query paths.
 scenario rings_verbs_rxe_s0_to_rxe_s1 with_librxe s_verbs rxe_s0 rxe_s1 "${POSITIVE[@]}"

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stellar: shared receive queues.
+ *
+ * A virtual SRQ is a parent kernel SRQ in the virtual PD's parent PD.  QPs
+ * created on it get the parent SRQ; receive requests are checked (lkeys of
+ * this PD, bounds, access) before the parent sees them, as a QP's are.
+ * The parent's limit event is passed on.  On a device with rings the
+ * process fills a ring instead and Stellar takes its entries (stl_ring.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include "kmod/stl.h"
+
+static void stl_srq_event(struct ib_event *ev, void *ctx)
+{
+	struct stl_srq *ssrq = ctx;
+	struct ib_event out = *ev;
+
+	if (!ssrq->ibsrq.event_handler)
+		return;
+	out.device = ssrq->ibsrq.device;
+	out.element.srq = &ssrq->ibsrq;
+	ssrq->ibsrq.event_handler(&out, ssrq->ibsrq.srq_context);
+}
+
+/**
+ * stl_create_srq() - create a shared receive queue
+ * @ibsrq: the core's object
+ * @init: type and capacities; set to what was made
+ * @udata: the command (no driver data) and, for a device with rings, the
+ *	response naming the ring to map (struct rxe_create_srq_resp)
+ *
+ * Return: 0, -EOPNOTSUPP for an XRC or tag-matching SRQ, -EINVAL for
+ * capacities above the device's, -ENOMEM over the device's limits or
+ * quota, or what the parent returned.
+ */
+int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
+	struct stl_pd *spd = to_stl_pd(ibsrq->pd);
+	struct stl_srq *ssrq = to_stl_srq(ibsrq);
+	const struct ib_device_attr *pa = &sdev->pdev->attrs;
+	struct ib_srq_init_attr pinit = {};
+	struct ib_srq *psrq;
+	int ret;
+
+	if (!stl_udata_empty(udata))
+		return -EINVAL;
+	if (init->srq_type != IB_SRQT_BASIC) {
+		stl_dbg(sdev, "SRQ type %d not supported\n", init->srq_type);
+		return -EOPNOTSUPP;
+	}
+	if (!init->attr.max_wr || init->attr.max_wr > pa->max_srq_wr ||
+	    init->attr.max_sge > pa->max_srq_sge ||
+	    init->attr.srq_limit > init->attr.max_wr) {
+		stl_dbg(sdev, "SRQ caps above the device limits\n");
+		return -EINVAL;
+	}
+	if (atomic_inc_return(&sdev->n_srq) > STL_MAX_SRQ) {
+		stl_info(sdev, "SRQ limit %d reached\n", STL_MAX_SRQ);
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	pinit.event_handler = stl_srq_event;
+	pinit.srq_context = ssrq;
+	pinit.srq_type = IB_SRQT_BASIC;
+	pinit.attr = init->attr;
+	if (sdev->rings) {
+		/* A ring of 2^n entries holds 2^n - 1: the parent as many. */
+		pinit.attr.max_wr =
+			roundup_pow_of_two(init->attr.max_wr + 1) - 1;
+		if (pinit.attr.max_wr > pa->max_srq_wr ||
+		    pinit.attr.max_wr >= STL_RING_MAX_ENTRIES) {
+			ret = -EINVAL;
+			goto err_count;
+		}
+	}
+	ssrq->charged = pinit.attr.max_wr;
+	ret = stl_quota_charge(sdev, false, ssrq->charged);
+	if (ret)
+		goto err_count;
+
+	psrq = ib_create_srq(spd->ppd, &pinit);
+	if (IS_ERR(psrq)) {
+		ret = PTR_ERR(psrq);
+		stl_dbg(sdev, "parent SRQ creation failed: %d\n", ret);
+		goto err_charge;
+	}
+	ssrq->psrq = psrq;
+	/* The parent may round up: charge what it made. */
+	stl_quota_uncharge(sdev, false, (s64)ssrq->charged - pinit.attr.max_wr);
+	ssrq->charged = pinit.attr.max_wr;
+	ssrq->max_sge = pinit.attr.max_sge;
+	init->attr.max_wr = pinit.attr.max_wr;
+	init->attr.max_sge = pinit.attr.max_sge;
+	if (sdev->rings) {
+		ret = stl_ring_srq_create(ssrq, init, udata);
+		if (ret)
+			goto err_destroy;
+	}
+	return 0;
+
+err_destroy:
+	ib_destroy_srq_user(psrq, NULL);
+err_charge:
+	stl_quota_uncharge(sdev, false, ssrq->charged);
+err_count:
+	atomic_dec(&sdev->n_srq);
+	return ret;
+}
+
+/**
+ * stl_modify_srq() - arm the limit event, or resize
+ * @ibsrq: the SRQ
+ * @attr: the new limit (IB_SRQ_LIMIT) or capacity (IB_SRQ_MAX_WR)
+ * @mask: which of @attr
+ * @udata: the command; its driver data is ignored
+ *
+ * The limit is the parent's: Stellar moves entries to the parent as they
+ * are posted, so the parent holds what the SRQ holds.  A device with rings
+ * does not resize (-EOPNOTSUPP): its ring is mapped at a fixed size.
+ *
+ * Return: 0 or -errno.
+ */
+int stl_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		   enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
+	struct stl_srq *ssrq = to_stl_srq(ibsrq);
+	struct ib_srq_attr pattr = *attr;
+	int ret;
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if ((mask & IB_SRQ_MAX_WR) && sdev->rings)
+		return -EOPNOTSUPP;
+	if ((mask & IB_SRQ_MAX_WR) &&
+	    (!attr->max_wr || attr->max_wr > sdev->pdev->attrs.max_srq_wr))
+		return -EINVAL;
+	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > ssrq->charged &&
+	    !(mask & IB_SRQ_MAX_WR))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR) {
+		if (attr->max_wr > ssrq->charged) {
+			ret = stl_quota_charge(sdev, false,
+					       attr->max_wr - ssrq->charged);
+			if (ret)
+				return ret;
+		}
+	}
+	ret = ib_modify_srq(ssrq->psrq, &pattr, mask);
+	if (mask & IB_SRQ_MAX_WR) {
+		struct ib_srq_attr now;
+		u32 made = ssrq->charged;
+
+		if (!ib_query_srq(ssrq->psrq, &now))
+			made = now.max_wr;
+		else if (!ret)
+			made = max(attr->max_wr, ssrq->charged);
+		if (attr->max_wr > ssrq->charged)
+			stl_quota_uncharge(sdev, false,
+					   (s64)attr->max_wr - made);
+		else
+			stl_quota_uncharge(sdev, false,
+					   (s64)ssrq->charged - made);
+		ssrq->charged = made;
+	}
+	if (ret)
+		stl_dbg(sdev, "SRQ modify (mask 0x%x) failed: %d\n", mask, ret);
+	return ret;
+}
+
+int stl_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct stl_srq *ssrq = to_stl_srq(ibsrq);
+	int ret;
+
+	ret = ib_query_srq(ssrq->psrq, attr);
+	if (ret)
+		return ret;
+	if (ssrq->rq.ring.hdr)
+		attr->max_wr = ssrq->rq.ring.mask;
+	return 0;
+}
+
+int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
+	struct stl_srq *ssrq = to_stl_srq(ibsrq);
+	int ret;
+
+	if (sdev->rings)
+		stl_ring_srq_destroy(ssrq);
+	/* No QP uses it any more: the core counts them. */
+	ret = ib_destroy_srq_user(ssrq->psrq, NULL);
+	if (ret) {
+		/* Kept, as is its ring: nothing takes entries to it now. */
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "parent SRQ destroy failed: %d\n", ret);
+		return ret;
+	}
+	if (sdev->rings)
+		stl_ring_srq_free(ssrq);
+	stl_quota_uncharge(sdev, false, ssrq->charged);
+	atomic_dec(&sdev->n_srq);
+	return 0;
+}
+
+/**
+ * stl_post_srq_recv() - post receive requests to an SRQ
+ * @ibsrq: the SRQ
+ * @wr: the list
+ * @bad_wr: set to the first request not posted
+ *
+ * The whole list is checked first: a refused request means none is posted.
+ * A device with rings takes receives from its ring only (-EINVAL).
+ *
+ * Return: 0, -EINVAL for a refused request, or the parent's error (full).
+ */
+int stl_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
+	struct stl_pd *spd = to_stl_pd(ibsrq->pd);
+	struct stl_srq *ssrq = to_stl_srq(ibsrq);
+	const struct ib_recv_wr *w, *bad;
+	struct ib_recv_wr pwr;
+	int ret = 0, n;
+
+	if (sdev->rings) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	for (w = wr; w; w = w->next) {
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
+				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
+		if (ret) {
+			*bad_wr = w;
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			stl_dbg(sdev, "SRQ receive request refused: %d\n", ret);
+			return ret;
+		}
+	}
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		/* Again: an MR may have gone meanwhile. */
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
+				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
+		if (ret) {
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			break;
+		}
+		pwr = *w;
+		pwr.next = NULL;
+		ret = stl_parent_post_srq_recv(ssrq->psrq, &pwr, &bad);
+		if (ret) {
+			stl_dbg(sdev, "parent post_srq_recv: %d\n", ret);
+			break;
+		}
+	}
+	if (ret)
+		*bad_wr = w;
+	stl_count(sdev, STL_CNT_RECV_WRS, n);
+	return ret;
+}
