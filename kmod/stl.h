@@ -13,6 +13,7 @@
 #include <linux/xarray.h>
 #include <linux/workqueue.h>
 #include <linux/atomic.h>
+#include <linux/interrupt.h>
 #include <rdma/ib_verbs.h>
 
 #include "kmod/stl_compat.h"
@@ -299,7 +300,8 @@ struct stl_cq_qref {
  * @uprod: producer index of @uring (ours; the mapped one is a copy)
  * @notify: IB_CQ_* the process armed the CQ for (@lock)
  * @overrun: @uring overflowed: completions were lost
- * @fill_work: runs stl_ring_cq_fill() for the parent's completion handler
+ * @dead: the parent CQ is being destroyed: @fill touches nothing
+ * @fill: runs stl_ring_cq_fill() for the parent's completion handler
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -317,7 +319,8 @@ struct stl_cq {
 	u32 uprod;
 	u32 notify;
 	bool overrun;
-	struct work_struct fill_work;
+	bool dead;
+	struct tasklet_struct fill;
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
@@ -508,6 +511,7 @@ void stl_mr_parent_lost(struct stl_dev *sdev);
 int stl_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma);
 void stl_mmap_free(struct rdma_user_mmap_entry *entry);
 int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata);
+void stl_ring_cq_quiesce(struct stl_cq *scq, bool dead);
 void stl_ring_cq_destroy(struct stl_cq *scq);
 void stl_ring_cq_fill(struct stl_cq *scq);
 void stl_ring_cq_comp(struct stl_cq *scq);

@@ -139,8 +139,11 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct stl_cq_qref *ref, *tmp;
 	int ret;
 
+	/* The ring's filler stops touching the parent CQ before it goes. */
+	stl_ring_cq_quiesce(scq, true);
 	ret = ib_destroy_cq_user(scq->pcq, NULL);
 	if (ret) {
+		stl_ring_cq_quiesce(scq, false);
 		/*
 		 * The parent CQ lives on and may still call stl_cq_comp() on
 		 * @scq: keep all of it (core keeps the CQ too) and let a later

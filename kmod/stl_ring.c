@@ -9,7 +9,7 @@
  * vmalloc memory the process maps through the uverbs file:
  *
  * - CQ: Stellar is the producer.  The parent CQ stays armed; its completion
- *   handler queues a work item (stl_ring_cq_fill()) that polls it,
+ *   handler schedules a tasklet (stl_ring_cq_fill()) that polls it,
  *   translates each completion and writes it into the ring.  The process
  *   polls with no system call.
  * - Send queue: the process is the producer and rings a doorbell, a
@@ -253,9 +253,9 @@ void stl_ring_init(void)
 
 /* ---- completion queues ---- */
 
-static void stl_ring_cq_fill_work(struct work_struct *work)
+static void stl_ring_cq_fill_tasklet(struct tasklet_struct *t)
 {
-	stl_ring_cq_fill(container_of(work, struct stl_cq, fill_work));
+	stl_ring_cq_fill(container_of(t, struct stl_cq, fill));
 }
 
 /**
@@ -264,11 +264,13 @@ static void stl_ring_cq_fill_work(struct work_struct *work)
  *
  * Polls nothing here: a parent may call its handler with its own CQ lock
  * held (rxe since 6.5) or from a hard interrupt (mlx5), and polling takes
- * that lock.  The ring is filled from a high-priority work item instead.
+ * that lock.  The ring is filled from a tasklet instead: it runs as soon
+ * as the parent's context ends, on this CPU, ahead of any process (a work
+ * item waited for the polling process's time slice: milliseconds).
  */
 void stl_ring_cq_comp(struct stl_cq *scq)
 {
-	queue_work(system_highpri_wq, &scq->fill_work);
+	tasklet_schedule(&scq->fill);
 }
 
 int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
@@ -283,7 +285,7 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 	suc = rdma_udata_to_drv_context(udata, struct stl_ucontext, ibuc);
 	if (!suc)
 		return -EINVAL;
-	INIT_WORK(&scq->fill_work, stl_ring_cq_fill_work);
+	tasklet_setup(&scq->fill, stl_ring_cq_fill_tasklet);
 	ret = stl_ring_alloc(&scq->uring, &suc->ibuc, &num, STL_CQE_SIZE,
 			     &resp.mi);
 	if (ret)
@@ -299,12 +301,34 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 	return 0;
 }
 
-/* After the parent CQ is destroyed: nothing queues the fill any more. */
+/**
+ * stl_ring_cq_quiesce() - stop or restart filling a CQ's ring
+ * @scq: the CQ
+ * @dead: true before its parent CQ is destroyed: when this returns, no
+ *	fill runs or will touch the parent CQ; false if the destroy failed
+ */
+void stl_ring_cq_quiesce(struct stl_cq *scq, bool dead)
+{
+	unsigned long flags;
+
+	if (!scq->uring.hdr)
+		return;
+	spin_lock_irqsave(&scq->lock, flags);
+	scq->dead = dead;
+	spin_unlock_irqrestore(&scq->lock, flags);
+	if (dead)
+		tasklet_kill(&scq->fill);	/* waits for a running fill */
+	else
+		tasklet_schedule(&scq->fill);
+}
+
+/* After the parent CQ is destroyed: nothing schedules the fill any more. */
 void stl_ring_cq_destroy(struct stl_cq *scq)
 {
 	if (!scq->uring.hdr)
 		return;
-	cancel_work_sync(&scq->fill_work);
+	/* One the parent scheduled after stl_ring_cq_quiesce() did nothing. */
+	tasklet_kill(&scq->fill);
 	stl_ring_free(&scq->uring);
 }
 
@@ -423,8 +447,8 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
  * stl_ring_cq_fill() - move the parent CQ's completions into the CQ ring
  * @scq: a CQ of a device with rings
  *
- * Context: process (stl_ring_cq_comp()'s work, the notify and destroy
- * paths), never under a parent lock.  Leaves the parent CQ armed; wakes
+ * Context: softirq (stl_ring_cq_comp()'s tasklet) or process (the notify
+ * path), never under a parent lock.  Leaves the parent CQ armed; wakes
  * the process if it armed the CQ and a completion was written.
  */
 void stl_ring_cq_fill(struct stl_cq *scq)
@@ -432,10 +456,14 @@ void stl_ring_cq_fill(struct stl_cq *scq)
 	struct ib_wc wc[8];
 	unsigned long flags;
 	int got, i, rounds = 0;
+	bool wake, more;
 	u32 before;
-	bool wake;
 
 	spin_lock_irqsave(&scq->lock, flags);
+	if (scq->dead) {
+		spin_unlock_irqrestore(&scq->lock, flags);
+		return;
+	}
 	before = scq->uprod;
 	do {
 		while ((got = ib_poll_cq(scq->pcq, ARRAY_SIZE(wc), wc)) > 0) {
@@ -450,8 +478,8 @@ void stl_ring_cq_fill(struct stl_cq *scq)
 					queue_work(system_wq, &sqp->work);
 			}
 		}
-	} while (ib_req_notify_cq(scq->pcq, IB_CQ_NEXT_COMP |
-				  IB_CQ_REPORT_MISSED_EVENTS) > 0 &&
+	} while ((more = ib_req_notify_cq(scq->pcq, IB_CQ_NEXT_COMP |
+					  IB_CQ_REPORT_MISSED_EVENTS) > 0) &&
 		 ++rounds < 16);
 	wake = scq->uprod != before && scq->notify;
 	if (wake)
@@ -460,6 +488,9 @@ void stl_ring_cq_fill(struct stl_cq *scq)
 
 	if (wake && scq->ibcq.comp_handler)
 		scq->ibcq.comp_handler(&scq->ibcq, scq->ibcq.cq_context);
+	/* Completions may wait that no event will announce: later. */
+	if (more)
+		tasklet_schedule(&scq->fill);
 }
 
 /**
@@ -905,7 +936,9 @@ int stl_ring_doorbell(struct stl_qp *sqp)
 	mutex_lock(&sqp->sq.mutex);
 	ret = stl_sq_pull(sqp);
 	mutex_unlock(&sqp->sq.mutex);
-	stl_ring_qp_run(sqp);
+	/* Flushes; or another process rang (its receive ring was not seen). */
+	if (READ_ONCE(sqp->err) || sqp->rq.mm != current->mm)
+		stl_ring_qp_run(sqp);
 	return ret;
 }
 

@@ -34,6 +34,71 @@ with_librxe() {
 	return $rc
 }
 
+# The ways a process loses a device with rings mapped (the same as for
+# stellarN devices: vm-one.sh): pages unpinned, the process sees an error,
+# nothing hangs, the rest keeps working.
+s_rings_kill9_with_rings_mapped() {
+	with_librxe start_traffic rxe_s0 rxe_s1 || return 1
+	grep -c uverbs /proc/"$TRAFFIC_PID"/maps | sed 's/^/uverbs mappings of stl_traffic: /'
+	kill -9 "$TRAFFIC_PID"
+	wait_exit "$TRAFFIC_PID" 10 || why "stl_traffic not dead 10 s after kill -9"
+	wait_no_pins 10 || why "debugfs pinned_pages is $(pinned_total) 10 s after kill -9"
+	run rdma resource show qp link rxe_s0/1
+	! rdma resource show qp link rxe_s0/1 | grep -q ' pid [1-9]' ||
+		why "rxe_s0 still has user QPs after kill -9"
+	with_librxe pingpong_local ibv_rc_pingpong rxe_s1 rxe_s0 18720 -n 50 -c ||
+		why "rxe_s0/rxe_s1 carry no traffic after the kill"
+	[[ -z $WHY ]]
+}
+
+s_rings_delete_while_in_use() {
+	with_librxe start_traffic rxe_s1 rxe_s1 || return 1
+	delete_in_use rxe_s1 20 || return 1
+	wait_gone rxe_s1 5 || why "rxe_s1 still in /sys/class/infiniband"
+	traffic_sees_error 15
+	wait_no_pins 10 || why "debugfs pinned_pages is $(pinned_total) after the delete"
+	add_stellar rxe_s1 || return 1
+	with_librxe pingpong_local ibv_rc_pingpong rxe_s1 rxe_s0 18721 -n 50 -c ||
+		why "a new rxe_s1 carries no traffic"
+	[[ -z $WHY ]]
+}
+
+s_rings_parent_delete_while_in_use() {
+	with_librxe start_traffic rxe_s0 rxe_s1 || return 1
+	delete_in_use rxe0 30 || return 1
+	for d in rxe_s0 rxe_s1 stellar0 stellar1; do
+		wait_gone "$d" 10 || why "$d still present after its parent rxe0 was deleted"
+	done
+	traffic_sees_error 15
+	wait_no_pins 10 || why "debugfs pinned_pages is $(pinned_total) after the parent went"
+	recreate_rxe0 || return 1
+	for d in stellar0 stellar1 rxe_s0 rxe_s1; do
+		add_stellar "$d" || return 1
+	done
+	[[ -z $WHY ]]
+}
+
+s_rings_rmmod_while_in_use() {
+	local rpid rrc d
+	with_librxe start_traffic rxe_s0 rxe_s1 || return 1
+	echo "+ rmmod stellar (stl_traffic has rings mapped)"
+	rmmod stellar &
+	rpid=$!
+	bg_track "$rpid"
+	wait_exit "$rpid" 30 || { why "rmmod stellar blocked for 30 s"; return 1; }
+	rrc=$(exit_status "$rpid")
+	((rrc == 0)) || why "rmmod stellar exited $rrc"
+	traffic_sees_error 15
+	! module_loaded || why "/sys/module/stellar still present"
+	load_stellar || return 1
+	for d in stellar0 stellar1 rxe_s0 rxe_s1; do
+		add_stellar "$d" || return 1
+	done
+	with_librxe pingpong_local ibv_rc_pingpong rxe_s1 rxe_s0 18722 -n 50 -c ||
+		why "no traffic after the module was reloaded"
+	[[ -z $WHY ]]
+}
+
 s_rings_delete() {
 	run rdma link delete rxe_s0 || why "rdma link delete rxe_s0 failed"
 	run rdma link delete rxe_s1 || why "rdma link delete rxe_s1 failed"
@@ -59,4 +124,8 @@ scenario rings_verbs_rxe_s0_to_rxe0 with_librxe s_verbs rxe_s0 rxe0 "${POSITIVE[
 scenario rings_write_bw_rxe_s0_rxe_s1 with_librxe perftest_local ib_write_bw rxe_s1 rxe_s0 18710 -n 200
 scenario rings_send_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_send_lat rxe_s1 rxe_s0 18711 -n 200
 scenario rings_read_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_read_lat rxe_s1 rxe_s0 18712 -n 200
+scenario rings_kill9_with_rings_mapped s_rings_kill9_with_rings_mapped
+scenario rings_delete_while_in_use s_rings_delete_while_in_use
+scenario rings_parent_delete_while_in_use s_rings_parent_delete_while_in_use
+scenario rings_rmmod_while_in_use s_rings_rmmod_while_in_use
 scenario rings_delete s_rings_delete
