@@ -301,7 +301,9 @@ struct stl_cq_qref {
  * @notify: IB_CQ_* the process armed the CQ for (@lock)
  * @overrun: @uring overflowed: completions were lost
  * @dead: the parent CQ is being destroyed: @fill touches nothing
- * @fill: runs stl_ring_cq_fill() for the parent's completion handler
+ * @fill: runs stl_ring_cq_fill() for a parent completion handler called
+ *	in interrupt context
+ * @fill_work: the same for one called in process context
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -321,6 +323,7 @@ struct stl_cq {
 	bool overrun;
 	bool dead;
 	struct tasklet_struct fill;
+	struct work_struct fill_work;
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)

@@ -9,7 +9,7 @@
  * vmalloc memory the process maps through the uverbs file:
  *
  * - CQ: Stellar is the producer.  The parent CQ stays armed; its completion
- *   handler schedules a tasklet (stl_ring_cq_fill()) that polls it,
+ *   handler schedules a tasklet or work item (stl_ring_cq_fill()) that polls it,
  *   translates each completion and writes it into the ring.  The process
  *   polls with no system call.
  * - Send queue: the process is the producer and rings a doorbell, a
@@ -258,19 +258,33 @@ static void stl_ring_cq_fill_tasklet(struct tasklet_struct *t)
 	stl_ring_cq_fill(container_of(t, struct stl_cq, fill));
 }
 
+static void stl_ring_cq_fill_work(struct work_struct *work)
+{
+	stl_ring_cq_fill(container_of(work, struct stl_cq, fill_work));
+}
+
 /**
  * stl_ring_cq_comp() - the parent's completion handler, for a CQ with a ring
  * @scq: the CQ
  *
  * Polls nothing here: a parent may call its handler with its own CQ lock
  * held (rxe since 6.5) or from a hard interrupt (mlx5), and polling takes
- * that lock.  The ring is filled from a tasklet instead: it runs as soon
- * as the parent's context ends, on this CPU, ahead of any process (a work
- * item waited for the polling process's time slice: milliseconds).
+ * that lock.  The ring is filled from a tasklet instead when the handler
+ * runs in interrupt context (rxe's tasklets before 6.5): it runs as soon as
+ * that context ends, on this CPU, ahead of any process (a work item waited
+ * for the polling process's time slice there: milliseconds).
  */
 void stl_ring_cq_comp(struct stl_cq *scq)
 {
-	tasklet_schedule(&scq->fill);
+	/*
+	 * From process context (rxe's work items since 6.5), a tasklet would
+	 * wait for ksoftirqd or the next interrupt; a high-priority worker
+	 * is picked at once.
+	 */
+	if (in_interrupt())
+		tasklet_schedule(&scq->fill);
+	else
+		queue_work(system_highpri_wq, &scq->fill_work);
 }
 
 int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
@@ -286,6 +300,7 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 	if (!suc)
 		return -EINVAL;
 	tasklet_setup(&scq->fill, stl_ring_cq_fill_tasklet);
+	INIT_WORK(&scq->fill_work, stl_ring_cq_fill_work);
 	ret = stl_ring_alloc(&scq->uring, &suc->ibuc, &num, STL_CQE_SIZE,
 			     &resp.mi);
 	if (ret)
@@ -316,10 +331,13 @@ void stl_ring_cq_quiesce(struct stl_cq *scq, bool dead)
 	spin_lock_irqsave(&scq->lock, flags);
 	scq->dead = dead;
 	spin_unlock_irqrestore(&scq->lock, flags);
-	if (dead)
-		tasklet_kill(&scq->fill);	/* waits for a running fill */
-	else
-		tasklet_schedule(&scq->fill);
+	if (dead) {
+		/* Both wait for a running fill. */
+		tasklet_kill(&scq->fill);
+		cancel_work_sync(&scq->fill_work);
+	} else {
+		queue_work(system_highpri_wq, &scq->fill_work);
+	}
 }
 
 /* After the parent CQ is destroyed: nothing schedules the fill any more. */
@@ -329,6 +347,7 @@ void stl_ring_cq_destroy(struct stl_cq *scq)
 		return;
 	/* One the parent scheduled after stl_ring_cq_quiesce() did nothing. */
 	tasklet_kill(&scq->fill);
+	cancel_work_sync(&scq->fill_work);
 	stl_ring_free(&scq->uring);
 }
 
@@ -447,8 +466,8 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
  * stl_ring_cq_fill() - move the parent CQ's completions into the CQ ring
  * @scq: a CQ of a device with rings
  *
- * Context: softirq (stl_ring_cq_comp()'s tasklet) or process (the notify
- * path), never under a parent lock.  Leaves the parent CQ armed; wakes
+ * Context: softirq (stl_ring_cq_comp()'s tasklet) or process (its work
+ * item, the notify path), never under a parent lock.  Leaves the parent CQ armed; wakes
  * the process if it armed the CQ and a completion was written.
  */
 void stl_ring_cq_fill(struct stl_cq *scq)
@@ -490,7 +509,7 @@ void stl_ring_cq_fill(struct stl_cq *scq)
 		scq->ibcq.comp_handler(&scq->ibcq, scq->ibcq.cq_context);
 	/* Completions may wait that no event will announce: later. */
 	if (more)
-		tasklet_schedule(&scq->fill);
+		queue_work(system_highpri_wq, &scq->fill_work);
 }
 
 /**
