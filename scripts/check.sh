@@ -3,7 +3,10 @@
 #
 # make check: every Stellar test, on a fresh Debian 12 machine too.
 #   1. dependencies (scripts/deps.sh), build, kernel gates (scripts/lint.sh)
-#   2. userspace tests of the provider
+#   2. userspace tests of the provider; the upstream rdma-core releases
+#      whose stock librxe the VM scenarios drive the ring devices with
+#      (userlib/tests/rdma-core-build.sh --list), built once and cached in
+#      build/rdma-core/ (stage rdma-core-builds)
 #   3. VM scenarios on one host (one boot), then on two hosts (one boot each),
 #      on Debian 12's kernel (6.1), then again on every other test kernel
 #      (scripts/kver.sh --all: the backports 6.12), stages NAME-6.12
@@ -56,6 +59,24 @@ fi
 stage lint scripts/lint.sh
 stage unit make -s -C tests/unit check
 stage provider-unit make -s -C userlib check
+# Before the VMs boot: tests/kernel/scenarios/55-rdma-core.sh and
+# vm-two.sh run these builds' programs and librxe in place (a release not
+# built fails its scenarios there; STL_SCENARIO_RDMA_CORE_SKIP_MISSING=1
+# makes them SKIP instead).  About 30-60 s per release the first time.
+rdma_core_builds() {
+	local v t0 rc=0
+	for v in $(sh userlib/tests/rdma-core-build.sh --list); do
+		t0=$SECONDS
+		if nice -n 10 sh userlib/tests/rdma-core-build.sh "$v" build >/dev/null; then
+			echo "rdma-core $v: ready in $((SECONDS - t0)) s"
+		else
+			echo "rdma-core $v: build failed after $((SECONDS - t0)) s"
+			rc=1
+		fi
+	done
+	return "$rc"
+}
+stage rdma-core-builds rdma_core_builds
 # Slab poisoning: a use-after-free in any scenario becomes an oops.
 stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" scripts/vm.sh -t 1800 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
