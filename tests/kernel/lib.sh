@@ -376,8 +376,15 @@ pingpong_local() {
 # RDMAV_DRIVERS=TREE/lib/librxe (it appends -rdmavN.so itself); the
 # programs find that libibverbs through their RUNPATH.
 
-# The releases to test (userlib/tests/rdma-core-build.sh --list).
-rdma_core_releases() { sh userlib/tests/rdma-core-build.sh --list; }
+# The releases to test: userlib/tests/rdma-core-build.sh --list, or the
+# ones STL_SCENARIO_RDMA_CORE_RELEASES names (e.g. "39.0 64.0").
+rdma_core_releases() {
+	if [[ -n ${STL_SCENARIO_RDMA_CORE_RELEASES:-} ]]; then
+		echo "$STL_SCENARIO_RDMA_CORE_RELEASES"
+	else
+		sh userlib/tests/rdma-core-build.sh --list
+	fi
+}
 
 # Look up the build of release $1: sets RC_TREE (its build tree) and
 # RC_PABI (its provider ABI: lib/librxe-rdmav$RC_PABI.so).  A missing build
@@ -423,5 +430,21 @@ rdma_core_maps_ok() {
 	for l in $libs; do
 		[[ $l == "$RC_TREE/lib/"* ]] || why "pid $pid has mapped $l"
 	done
+	[[ -z $WHY ]]
+}
+
+# The output $1 of a program of the release RC_TREE run with LD_DEBUG=libs
+# must show that it initialised RC_TREE's libibverbs and librxe and no
+# other libibverbs, provider or libstellar.
+rdma_core_libs_ok() {
+	local out=$1 inits
+	inits=$(grep -E 'calling init: .*(libibverbs|-rdmav[0-9]+\.so|libstellar)' "$out" |
+		sed 's/.*calling init: //' | sort -u)
+	echo "libraries initialised: $(tr '\n' ' ' <<<"$inits")"
+	grep -qx "$RC_TREE/lib/libibverbs\.so\.1" <<<"$inits" ||
+		why "$RC_TREE/lib/libibverbs.so.1 not loaded"
+	grep -qx "$RC_TREE/lib/librxe-rdmav$RC_PABI\.so" <<<"$inits" ||
+		why "$RC_TREE/lib/librxe-rdmav$RC_PABI.so not loaded"
+	! grep -v "^$RC_TREE/lib/" <<<"$inits" || why "a library from outside $RC_TREE was loaded"
 	[[ -z $WHY ]]
 }
