@@ -14,6 +14,8 @@
 # librxe).  Every server's /proc/PID/maps must show the release's
 # libibverbs and librxe and no other.  A release that is not built FAILS
 # its scenarios; STL_SCENARIO_RDMA_CORE_SKIP_MISSING=1 makes them SKIP.
+# STL_SCENARIO_RDMA_CORE_RELEASES="39.0 64.0" runs only those releases.
+# SRQ: "Couldn't create SRQ" on the ring devices until they support SRQs.
 #
 # To keep TCG time down (about 5 s a pingpong on an idle machine, twice that
 # on a busy one) each pingpong runs 50 iterations, and the plain-rxe pair
