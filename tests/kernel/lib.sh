@@ -367,3 +367,84 @@ pingpong_local() {
 	grep -q "bytes in" "$log.server" || why "server printed no throughput line"
 	[[ -z $WHY ]]
 }
+
+# --- upstream rdma-core releases (userlib/tests/rdma-core-build.sh) -------
+# The host builds each release's libibverbs, stock rxe provider (librxe)
+# and example programs under build/rdma-core/rdma-core-VER/build before the
+# VM boots; the guest runs them in place.  Their libibverbs is not built
+# IN_PLACE: it reads no /etc/libibverbs.d and finds librxe only through
+# RDMAV_DRIVERS=TREE/lib/librxe (it appends -rdmavN.so itself); the
+# programs find that libibverbs through their RUNPATH.
+
+# The releases to test: userlib/tests/rdma-core-build.sh --list, or the
+# ones STL_SCENARIO_RDMA_CORE_RELEASES names (e.g. "39.0 64.0").
+rdma_core_releases() {
+	if [[ -n ${STL_SCENARIO_RDMA_CORE_RELEASES:-} ]]; then
+		echo "$STL_SCENARIO_RDMA_CORE_RELEASES"
+	else
+		sh userlib/tests/rdma-core-build.sh --list
+	fi
+}
+
+# Look up the build of release $1: sets RC_TREE (its build tree) and
+# RC_PABI (its provider ABI: lib/librxe-rdmav$RC_PABI.so).  A missing build
+# fails the scenario, or skips it (status 77, a SKIP line) when
+# STL_SCENARIO_RDMA_CORE_SKIP_MISSING=1.
+rdma_core_tree() {
+	local ver=$1 tree lib p
+	RC_TREE=""
+	RC_PABI=""
+	tree=$PWD/build/rdma-core/rdma-core-$ver/build
+	for lib in "$tree"/lib/librxe-rdmav*.so; do
+		[[ -f $lib ]] && break
+	done
+	for p in ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong; do
+		[[ -x $tree/bin/$p ]] || lib=""
+	done
+	if [[ ! -f $lib ]]; then
+		why "rdma-core $ver is not built in build/rdma-core (userlib/tests/rdma-core-build.sh $ver build)"
+		[[ ${STL_SCENARIO_RDMA_CORE_SKIP_MISSING:-0} == 1 ]] && return 77
+		return 1
+	fi
+	RC_TREE=$(realpath "$tree")
+	RC_PABI=${lib##*-rdmav}
+	RC_PABI=${RC_PABI%.so}
+	return 0
+}
+
+# Run "$@" with the libibverbs and librxe of the release RC_TREE.
+rdma_core_env() { env RDMAV_DRIVERS="$RC_TREE/lib/librxe" "$@"; }
+
+# Process $1 must have mapped RC_TREE's libibverbs and librxe and no other
+# libibverbs, provider or libstellar (not Debian's in /usr/lib).
+rdma_core_maps_ok() {
+	local pid=$1 libs l
+	libs=$(awk '$6 ~ /libibverbs\.so|-rdmav[0-9]+\.so|libstellar/ { print $6 }' \
+		"/proc/$pid/maps" 2>/dev/null | sort -u)
+	echo "libraries mapped by $pid: $(tr '\n' ' ' <<<"$libs")"
+	[[ -n $libs ]] || { why "no libibverbs mapped by pid $pid (gone?)"; return 1; }
+	grep -q "^$RC_TREE/lib/libibverbs\.so\." <<<"$libs" ||
+		why "pid $pid has not mapped $RC_TREE/lib/libibverbs.so.*"
+	grep -qx "$RC_TREE/lib/librxe-rdmav$RC_PABI\.so" <<<"$libs" ||
+		why "pid $pid has not mapped $RC_TREE/lib/librxe-rdmav$RC_PABI.so"
+	for l in $libs; do
+		[[ $l == "$RC_TREE/lib/"* ]] || why "pid $pid has mapped $l"
+	done
+	[[ -z $WHY ]]
+}
+
+# The output $1 of a program of the release RC_TREE run with LD_DEBUG=libs
+# must show that it initialised RC_TREE's libibverbs and librxe and no
+# other libibverbs, provider or libstellar.
+rdma_core_libs_ok() {
+	local out=$1 inits
+	inits=$(grep -E 'calling init: .*(libibverbs|-rdmav[0-9]+\.so|libstellar)' "$out" |
+		sed 's/.*calling init: //' | sort -u)
+	echo "libraries initialised: $(tr '\n' ' ' <<<"$inits")"
+	grep -qx "$RC_TREE/lib/libibverbs\.so\.1" <<<"$inits" ||
+		why "$RC_TREE/lib/libibverbs.so.1 not loaded"
+	grep -qx "$RC_TREE/lib/librxe-rdmav$RC_PABI\.so" <<<"$inits" ||
+		why "$RC_TREE/lib/librxe-rdmav$RC_PABI.so not loaded"
+	! grep -v "^$RC_TREE/lib/" <<<"$inits" || why "a library from outside $RC_TREE was loaded"
+	[[ -z $WHY ]]
+}

@@ -61,6 +61,12 @@ s_module_loads_and_creates_stellar0() {
 	[[ -z $WHY ]]
 }
 
+# The last two lines of output file $1, without blank lines and the
+# loader's (LD_DEBUG) lines.
+out_tail() {
+	grep -vE '^ *$|^ *[0-9]+:'$'\t' "$1" | tail -n 2 | tr '\n' ' '
+}
+
 # Run an exchange program across the VMs: the server on VM0 with device
 # $2, the client on VM1 with device $3, TCP port $4; $1 is the program,
 # $5 the option that names the GID index (-g for ibverbs-utils, -x for
@@ -70,7 +76,7 @@ s_module_loads_and_creates_stellar0() {
 across() {
 	local prog=$1 sdev=$2 cdev=$3 port=$4 gopt=$5 expect=$6 rc=0 srv
 	shift 6
-	local log=$STL_LOGDIR/$prog-$port
+	local log=$STL_LOGDIR/${prog##*/}-$port
 	if [[ $ROLE == server ]]; then
 		start_server "$port" 30 "$log.server" \
 			"$prog" -d "$sdev" "$gopt" "$STL_GIDX" -p "$port" "$@" || return 1
@@ -82,14 +88,16 @@ across() {
 		fi
 		rc=$(exit_status "$srv")
 		cat "$log.server"
-		((rc == 0)) || why "server exited $rc: $(grep -v '^ *$' "$log.server" | tail -n 2 | tr '\n' ' ')"
+		((rc == 0)) || why "server exited $rc: $(out_tail "$log.server")"
 		[[ ${PASSIVE_SERVER:-0} == 1 ]] || grep -qE "$expect" "$log.server" ||
 			why "server output has no result line"
+		[[ -z ${RC_TREE_CHECK:-} ]] || rdma_core_libs_ok "$log.server"
 	else
 		run_client_retry "$CLIENT_RETRY" "$log.client" \
 			"$prog" -d "$cdev" "$gopt" "$STL_GIDX" -p "$port" "$@" "$STL_PEER_IP" || rc=$?
-		((rc == 0)) || why "client exited $rc: $(grep -v '^ *$' "$log.client" | tail -n 2 | tr '\n' ' ')"
+		((rc == 0)) || why "client exited $rc: $(out_tail "$log.client")"
 		grep -qE "$expect" "$log.client" || why "client output has no result line"
+		[[ -z ${RC_TREE_CHECK:-} ]] || rdma_core_libs_ok "$log.client"
 	fi
 	[[ -z $WHY ]]
 }
@@ -99,6 +107,34 @@ PERF_RESULT='^ *[0-9]+ +[0-9]+ +[0-9.]+'
 
 pingpong() { across "$1" "$2" "$3" "$4" -g "$PP_RESULT" "${@:5}"; }
 perftest() { across "$1" "$2" "$3" "$4" -x "$PERF_RESULT" -F "${@:5}"; }
+
+# Ring devices (named rxe*: the rxe user ABI) driven by the stock librxe
+# of upstream rdma-core releases, built by the host under build/rdma-core
+# (userlib/tests/rdma-core-build.sh; a release that is not built fails its
+# steps, or skips them with STL_SCENARIO_RDMA_CORE_SKIP_MISSING=1).
+s_rings_add_rxe_s0() {
+	add_stellar rxe_s0 || return 1
+	rdma link show
+}
+
+# Pingpong $2 of rdma-core release $1 across the VMs (server device $3 on
+# VM0, client device $4 on VM1, TCP port $5), with that release's
+# libibverbs and librxe, which each side checks it loaded (LD_DEBUG=libs:
+# a pingpong server may be done before /proc/PID/maps could be read).
+release_pingpong() {
+	local ver=$1 prog=$2 saved=${RDMAV_DRIVERS-} rc=0
+	shift 2
+	rdma_core_tree "$ver" || return
+	export RDMAV_DRIVERS=$RC_TREE/lib/librxe LD_DEBUG=libs
+	RC_TREE_CHECK=1 pingpong "$RC_TREE/bin/$prog" "$@" || rc=$?
+	unset LD_DEBUG
+	export RDMAV_DRIVERS=$saved
+	return "$rc"
+}
+
+s_rings_delete_rxe_s0() {
+	run rdma link delete rxe_s0 || why "rdma link delete rxe_s0 failed"
+}
 
 s_pins_released_and_rmmod_succeeds() {
 	local pins
@@ -130,5 +166,24 @@ step atomic_bw_stellar_to_stellar perftest ib_atomic_bw stellar0 stellar0 18713 
 step write_lat_stellar_to_stellar perftest ib_write_lat stellar0 stellar0 18714 -n 300 -s 64
 step send_lat_stellar_to_stellar perftest ib_send_lat stellar0 stellar0 18715 -n 300 -s 64
 PASSIVE_SERVER=1 step read_lat_stellar_to_stellar perftest ib_read_lat stellar0 stellar0 18716 -n 300 -s 64
+# rdma-core releases' librxe: ring device <-> ring device, ring device
+# <-> plain rxe0 on the other host, both ways round (the oldest and the
+# newest release: provider ABI 34 and 64).
+step rings_add_rxe_s0 s_rings_add_rxe_s0
+port=18720
+for ver in 39.0 64.0; do
+	v=${ver%%.*}
+	for p in rc ud; do
+		opts=(-n 100 -c)
+		[[ $p == ud ]] && opts+=(-s 512)
+		step "rdma_core_${v}_${p}_pingpong_rxe_s0_to_rxe_s0" \
+			release_pingpong "$ver" "ibv_${p}_pingpong" rxe_s0 rxe_s0 $((port += 1)) "${opts[@]}"
+		step "rdma_core_${v}_${p}_pingpong_rxe_s0_to_rxe0" \
+			release_pingpong "$ver" "ibv_${p}_pingpong" rxe_s0 rxe0 $((port += 1)) "${opts[@]}"
+		step "rdma_core_${v}_${p}_pingpong_rxe0_to_rxe_s0" \
+			release_pingpong "$ver" "ibv_${p}_pingpong" rxe0 rxe_s0 $((port += 1)) "${opts[@]}"
+	done
+done
+step rings_delete_rxe_s0 s_rings_delete_rxe_s0
 step pins_released_and_rmmod_succeeds s_pins_released_and_rmmod_succeeds
 finish
