@@ -439,7 +439,7 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
 	uwc.opcode = wc->opcode;
 	uwc.vendor_err = wc->vendor_err;
 	uwc.byte_len = wc->byte_len;
-	uwc.ex.imm_data = (__force __u32)wc->ex.imm_data;
+	uwc.ex.imm_data = wc->ex.imm_data;
 	uwc.qp_num = sqp->ibqp.qp_num;
 	uwc.src_qp = wc->src_qp;
 	uwc.wc_flags = stl_uwc_flags(sqp->ibqp.qp_type, wc->wc_flags);

@@ -48,6 +48,9 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (!stl_udata_empty(udata))
 		return -EINVAL;
+	/* libstellar has no SRQ verbs yet: ring devices only (max_srq). */
+	if (!sdev->rings)
+		return -EOPNOTSUPP;
 	if (init->srq_type != IB_SRQT_BASIC) {
 		stl_dbg(sdev, "SRQ type %d not supported\n", init->srq_type);
 		return -EOPNOTSUPP;
