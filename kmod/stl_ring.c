@@ -238,6 +238,31 @@ static void stl_mm_pull(void)
 	mutex_unlock(&b->lock);
 }
 
+/*
+ * Into the table by process (@rq, if the QP has a receive ring) and onto
+ * the device's backstop list @list; the backstop runs from now on.
+ */
+static void stl_ring_list(struct stl_dev *sdev, struct stl_uq *rq,
+			  struct list_head *entry, struct list_head *list)
+{
+	if (rq->ring.hdr)
+		stl_mm_add(rq);
+	mutex_lock(&sdev->ring_lock);
+	list_add_tail(entry, list);
+	queue_delayed_work(system_wq, &sdev->ring_work, 1);
+	mutex_unlock(&sdev->ring_lock);
+}
+
+/* Out of the table by process and the device's backstop list. */
+static void stl_ring_unlist(struct stl_dev *sdev, struct stl_uq *rq,
+			    struct list_head *entry)
+{
+	stl_mm_del(rq);
+	mutex_lock(&sdev->ring_lock);
+	list_del_init(entry);
+	mutex_unlock(&sdev->ring_lock);
+}
+
 /**
  * stl_ring_init() - set up the module-wide table of receive rings
  */
@@ -624,12 +649,7 @@ int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
 	if (ret)
 		goto err_rq;
 
-	if (sqp->rq.ring.hdr)
-		stl_mm_add(&sqp->rq);
-	mutex_lock(&sdev->ring_lock);
-	list_add_tail(&sqp->ring_entry, &sdev->ring_qps);
-	queue_delayed_work(system_wq, &sdev->ring_work, 1);
-	mutex_unlock(&sdev->ring_lock);
+	stl_ring_list(sdev, &sqp->rq, &sqp->ring_entry, &sdev->ring_qps);
 	return 0;
 
 err_rq:
@@ -645,12 +665,8 @@ err_sq:
  */
 void stl_ring_qp_unlist(struct stl_qp *sqp)
 {
-	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
-
-	stl_mm_del(&sqp->rq);
-	mutex_lock(&sdev->ring_lock);
-	list_del_init(&sqp->ring_entry);
-	mutex_unlock(&sdev->ring_lock);
+	stl_ring_unlist(to_stl_dev(sqp->ibqp.device), &sqp->rq,
+			&sqp->ring_entry);
 }
 
 /**
@@ -1153,11 +1169,7 @@ int stl_ring_srq_create(struct stl_srq *ssrq, struct ib_srq_init_attr *init,
 			       min_t(size_t, udata->outlen, sizeof(resp)));
 	if (ret)
 		goto err_uq;
-	stl_mm_add(&ssrq->rq);
-	mutex_lock(&sdev->ring_lock);
-	list_add_tail(&ssrq->ring_entry, &sdev->ring_srqs);
-	queue_delayed_work(system_wq, &sdev->ring_work, 1);
-	mutex_unlock(&sdev->ring_lock);
+	stl_ring_list(sdev, &ssrq->rq, &ssrq->ring_entry, &sdev->ring_srqs);
 	return 0;
 
 err_uq:
@@ -1180,10 +1192,7 @@ void stl_ring_srq_destroy(struct stl_srq *ssrq)
 
 	if (!ssrq->rq.ring.hdr)
 		return;
-	stl_mm_del(&ssrq->rq);
-	mutex_lock(&sdev->ring_lock);
-	list_del_init(&ssrq->ring_entry);
-	mutex_unlock(&sdev->ring_lock);
+	stl_ring_unlist(sdev, &ssrq->rq, &ssrq->ring_entry);
 	cancel_work_sync(&ssrq->work);
 }
 
