@@ -3,7 +3,8 @@
 #
 # make bench: Stellar against raw rxe, each pair from the same VM boot, as
 # ratios (these machines are shared and noisy: compare ratios, not figures).
-#   1. perftest bandwidth and latency (tests/bench/perf-guest.sh)
+#   1. perftest bandwidth, message rate and latency, and kernel CPU per
+#      operation, libstellar devices and ring devices (tests/bench/perf-guest.sh)
 #   2. PVDMA: time to first RDMA and registration churn
 #      (tests/bench/pvdma-guest.sh), in a VM with as much memory as fits
 set -euo pipefail
@@ -23,7 +24,7 @@ run() {
 }
 
 out=$(mktemp -d)
-echo "== perftest: stellar0<->stellar1 vs rxe0<->rxe0, one VM"
+echo "== perftest: stellar0<->stellar1 (libstellar), rxe_s0<->rxe_s1 (rings, stock librxe) vs rxe0<->rxe0, one VM"
 run "$out/perf" -t 1200 tests/bench/perf-guest.sh
 
 # Leave the host 4 GiB; the benchmark skips sizes that do not fit.
