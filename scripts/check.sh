@@ -81,16 +81,18 @@ stage rdma-core-builds rdma_core_builds
 stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
 	STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-60}" scripts/vm.sh -t 2700 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
-# Every kernel fuzzes for 60 s (`make fuzz` fuzzes longer); the other kernels
-# leave out the other rdma-core releases' pingpongs and UCX (userspace
-# differences over the same module paths, which 50-rings.sh runs there with
-# the system's librxe; about 8 minutes under TCG).
+# Every kernel fuzzes for 60 s (`make fuzz` fuzzes longer).  The other
+# kernels leave out what only varies the userspace over module paths the
+# rest of the suite runs there too (OTHER_SKIP): the ibverbs-utils and ring
+# pingpongs and perftests, the verbs suite against plain rxe0, the other
+# rdma-core releases, UCX and pyverbs (about 12 minutes under TCG).
+OTHER_SKIP='(rc|ud|uc)_pingpong_.*|rdma_core_.*|ucx_.*|pyverbs_.*|rings_(rc|ud|uc)_pingpong_.*|rings_(write_bw|send_lat|read_lat)_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)'
 for k in $(scripts/kver.sh --all | tail -n +2); do
 	v=${k%%[-+]*}
 	v=${v%.*}
 	stage "vm-one-host-$v" env KVER="$k" STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
 		STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-60}" \
-		STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-rdma_core_.*|ucx_.*}" \
+		STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-$OTHER_SKIP}" \
 		scripts/vm.sh -t 2700 -o "$out/one-$v" tests/kernel/vm-one.sh
 	stage "vm-two-hosts-$v" env KVER="$k" STL_VM_QUIET=1 \
 		STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-rdma_core_.*}" \
@@ -106,12 +108,12 @@ done
 # above already cover and that runs no module path of its own (the
 # ibverbs-utils pingpongs, the pingpongs and verbs suite against plain
 # rxe0, the install, the pingpongs of other rdma-core releases, whose ring
-# paths 50-rings.sh covers, its pingpongs and perftests, UCX), fuzzes for 60 s and runs the lifecycle races half as
+# paths 50-rings.sh covers, its pingpongs and perftests, UCX, pyverbs), fuzzes for 60 s and runs the lifecycle races half as
 # many times (STL_LC_ITER=6: lockdep sees each lock order on the first
 # pass); `make check-debug`
 # (STL_CHECK_DEBUG=full) runs the whole suite on it, STL_CHECK_DEBUG=0
 # leaves the stage out (it then says SKIP).
-DEBUG_SKIP='(rc|ud|uc)_pingpong_.*|rdma_core_.*|ucx_.*|rings_(rc|ud|uc|srq)_pingpong_.*|rings_(write_bw|send_lat|read_lat)_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)|installed_module_autoloads_and_provider_loads'
+DEBUG_SKIP="$OTHER_SKIP|installed_module_autoloads_and_provider_loads"
 vm_one_debug() {
 	local kinfo release="" objtree="" vmlinux="" image="" skip=$DEBUG_SKIP
 	local fuzz=60 lc_iter=6

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# 57-pyverbs.sh - rdma-core's own pyverbs test suite (the tests/ of the
+# rdma-core release the system's python3-pyverbs comes from, unpacked by
+# userlib/tests/rdma-core-build.sh under build/rdma-core) on ring device
+# rxe_s0: no test may fail or err but those that do on plain rxe0 too
+# (PYV_RXE_FAILS; run `s_pyverbs rxe0` to see them there).  Tests a device does not support skip (the scenario log lists
+# why); the ring device skips more than rxe0: memory windows (MW-bound MRs
+# are refused), rereg MR and resize CQ (EOPNOTSUPP).
+
+PYV_MODULES=(test_device test_pd test_cq test_cq_events test_mr test_qp test_qpex)
+# Tests that err on plain rxe0 too (the kernel's rxe, not the ring device):
+# ATOMIC_WRITE, which 6.1's rxe lacks, errs instead of skipping.
+PYV_RXE_FAILS='test_qp_ex_rc_atomic_write'
+
+# The pyverbs tests of the system's rdma-core release on device $1.
+s_pyverbs() {
+	local dev=$1 ver tests out m rc bad
+	ver=$(dpkg-query -W -f '${Version}' python3-pyverbs 2>/dev/null | sed 's/-.*//')
+	tests=$PWD/build/rdma-core/rdma-core-$ver/tests
+	[[ -f $tests/run_tests.py ]] ||
+		{ why "no rdma-core $ver tests in build/rdma-core (python3-pyverbs is $ver)"; return 1; }
+	# run_tests.py imports its directory as the package "tests"
+	rm -rf "$RUN/pyverbs" && mkdir -p "$RUN/pyverbs" && cp -r "$tests" "$RUN/pyverbs/tests"
+	for m in "${PYV_MODULES[@]}"; do
+		rc=0
+		out=$(cd "$RUN/pyverbs" && env -u RDMAV_DRIVERS timeout -k 5 300 \
+			python3 tests/run_tests.py --dev "$dev" --gid "$STL_GIDX" -v "$m" 2>&1) || rc=$?
+		echo "=== $m on $dev (exit $rc)"
+		echo "$out" | grep -E ' \.\.\. |^Ran |^OK|^FAILED'
+		echo "$out" | grep -qE '^OK' && ((rc == 0)) && continue
+		bad=$(echo "$out" | sed -nE 's/^(FAIL|ERROR): ([a-z0-9_]+) .*/\2/p' |
+			grep -vxE "$PYV_RXE_FAILS" | tr '\n' ' ')
+		if [[ -n $bad ]] || ! echo "$out" | grep -qE '^(OK|FAILED)'; then
+			why "$m on $dev: ${bad:-no result} $(echo "$out" | grep -E '^FAILED' | head -n 1)"
+		else
+			echo "(only tests that fail on plain rxe too failed: $PYV_RXE_FAILS)"
+		fi
+	done
+	[[ -z $WHY ]]
+}
+
+s_pyverbs_add() { add_stellar rxe_s0; }
+s_pyverbs_delete() { run rdma link delete rxe_s0 || why "rdma link delete rxe_s0 failed"; }
+
+scenario pyverbs_rings_add s_pyverbs_add
+scenario pyverbs_rxe_s0 s_pyverbs rxe_s0
+scenario pyverbs_rings_delete s_pyverbs_delete
