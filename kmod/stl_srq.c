@@ -3,10 +3,10 @@
  * Stellar: shared receive queues.
  *
  * A virtual SRQ is a parent kernel SRQ in the virtual PD's parent PD.  QPs
- * created on it get the parent SRQ; receive requests are checked (lkeys of
- * this PD, bounds, access) before the parent sees them, as a QP's are.
- * The parent's limit event is passed on.  On a device with rings the
- * process fills a ring instead and Stellar takes its entries (stl_ring.c).
+ * created on it get the parent SRQ.  The process fills a ring and Stellar
+ * takes its entries, checked (lkeys of this PD, bounds, access) before the
+ * parent sees them (stl_ring.c), so SRQs exist on devices with rings only.
+ * The parent's limit event is passed on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -116,15 +116,15 @@ err_count:
 }
 
 /**
- * stl_modify_srq() - arm the limit event, or resize
+ * stl_modify_srq() - arm the limit event
  * @ibsrq: the SRQ
- * @attr: the new limit (IB_SRQ_LIMIT) or capacity (IB_SRQ_MAX_WR)
+ * @attr: the new limit (IB_SRQ_LIMIT)
  * @mask: which of @attr
  * @udata: the command; its driver data is ignored
  *
  * The limit is the parent's: Stellar moves entries to the parent as they
- * are posted, so the parent holds what the SRQ holds.  A device with rings
- * does not resize (-EOPNOTSUPP): its ring is mapped at a fixed size.
+ * are posted, so the parent holds what the SRQ holds.  Resizing
+ * (IB_SRQ_MAX_WR) is -EOPNOTSUPP: the ring is mapped at a fixed size.
  *
  * Return: 0 or -errno.
  */
@@ -138,39 +138,11 @@ int stl_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if ((mask & IB_SRQ_MAX_WR) && sdev->rings)
+	if (mask & IB_SRQ_MAX_WR)
 		return -EOPNOTSUPP;
-	if ((mask & IB_SRQ_MAX_WR) &&
-	    (!attr->max_wr || attr->max_wr > sdev->pdev->attrs.max_srq_wr))
+	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > ssrq->charged)
 		return -EINVAL;
-	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > ssrq->charged &&
-	    !(mask & IB_SRQ_MAX_WR))
-		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR) {
-		if (attr->max_wr > ssrq->charged) {
-			ret = stl_quota_charge(sdev, false,
-					       attr->max_wr - ssrq->charged);
-			if (ret)
-				return ret;
-		}
-	}
 	ret = ib_modify_srq(ssrq->psrq, &pattr, mask);
-	if (mask & IB_SRQ_MAX_WR) {
-		struct ib_srq_attr now;
-		u32 made = ssrq->charged;
-
-		if (!ib_query_srq(ssrq->psrq, &now))
-			made = now.max_wr;
-		else if (!ret)
-			made = max(attr->max_wr, ssrq->charged);
-		if (attr->max_wr > ssrq->charged)
-			stl_quota_uncharge(sdev, false,
-					   (s64)attr->max_wr - made);
-		else
-			stl_quota_uncharge(sdev, false,
-					   (s64)ssrq->charged - made);
-		ssrq->charged = made;
-	}
 	if (ret)
 		stl_dbg(sdev, "SRQ modify (mask 0x%x) failed: %d\n", mask, ret);
 	return ret;
@@ -216,55 +188,16 @@ int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
  * stl_post_srq_recv() - post receive requests to an SRQ
  * @ibsrq: the SRQ
  * @wr: the list
- * @bad_wr: set to the first request not posted
+ * @bad_wr: set to @wr
  *
- * The whole list is checked first: a refused request means none is posted.
- * A device with rings takes receives from its ring only (-EINVAL).
+ * SRQs exist on devices with rings only, which take receives from the
+ * ring (stl_ring.c), never through this verb.
  *
- * Return: 0, -EINVAL for a refused request, or the parent's error (full).
+ * Return: -EINVAL.
  */
 int stl_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
-	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
-	struct stl_pd *spd = to_stl_pd(ibsrq->pd);
-	struct stl_srq *ssrq = to_stl_srq(ibsrq);
-	const struct ib_recv_wr *w, *bad;
-	struct ib_recv_wr pwr;
-	int ret = 0, n;
-
-	if (sdev->rings) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	for (w = wr; w; w = w->next) {
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
-		if (ret) {
-			*bad_wr = w;
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			stl_dbg(sdev, "SRQ receive request refused: %d\n", ret);
-			return ret;
-		}
-	}
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		/* Again: an MR may have gone meanwhile. */
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
-		if (ret) {
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			break;
-		}
-		pwr = *w;
-		pwr.next = NULL;
-		ret = stl_parent_post_srq_recv(ssrq->psrq, &pwr, &bad);
-		if (ret) {
-			stl_dbg(sdev, "parent post_srq_recv: %d\n", ret);
-			break;
-		}
-	}
-	if (ret)
-		*bad_wr = w;
-	stl_count(sdev, STL_CNT_RECV_WRS, n);
-	return ret;
+	*bad_wr = wr;
+	return -EINVAL;
 }
