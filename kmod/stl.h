@@ -324,6 +324,7 @@ struct stl_cq {
 	bool dead;
 	struct tasklet_struct fill;
 	struct work_struct fill_work;
+	struct mutex resize_lock;	/* one resize at a time */
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
@@ -454,6 +455,7 @@ bool stl_udata_empty(struct ib_udata *udata);
 int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  struct stl_create_cq_arg *arg);
 int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 struct stl_cq_qref *stl_cq_qref_get(struct stl_cq *scq);
@@ -514,6 +516,7 @@ void stl_mr_parent_lost(struct stl_dev *sdev);
 int stl_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma);
 void stl_mmap_free(struct rdma_user_mmap_entry *entry);
 int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata);
+int stl_ring_cq_resize(struct stl_cq *scq, u32 num, struct ib_udata *udata);
 void stl_ring_cq_quiesce(struct stl_cq *scq, bool dead);
 void stl_ring_cq_destroy(struct stl_cq *scq);
 void stl_ring_cq_fill(struct stl_cq *scq);

@@ -92,6 +92,7 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	scq->charged = attr->cqe;
 
 	spin_lock_init(&scq->lock);
+	mutex_init(&scq->resize_lock);
 	INIT_LIST_HEAD(&scq->qrefs);
 	pattr.cqe = attr->cqe;
 	pattr.comp_vector = attr->comp_vector %
@@ -162,6 +163,55 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	stl_quota_uncharge(sdev, true, scq->charged);
 	atomic_dec(&sdev->n_cq);
 	return 0;
+}
+
+/**
+ * stl_resize_cq() - change the number of entries of a CQ with a ring
+ * @ibcq: the CQ
+ * @cqe: entries wanted; at least those the CQ holds now
+ * @udata: struct rxe_resize_cq_resp (where the new ring is mapped)
+ *
+ * The parent CQ is resized first, then the ring; completions waiting in
+ * the ring move to the new one in order.  libstellar's CQs have no ring
+ * and cannot be resized.
+ *
+ * Return: 0; -EINVAL for a size out of range or below what the CQ holds,
+ * -ENOMEM over the CQE quota, -EOPNOTSUPP without a ring, or the
+ * parent's error.
+ */
+int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct stl_dev *sdev = to_stl_dev(ibcq->device);
+	struct stl_cq *scq = to_stl_cq(ibcq);
+	u32 extra = 0;
+	int ret;
+
+	if (!scq->uring.hdr)
+		return -EOPNOTSUPP;
+	if (cqe <= 0 || cqe > sdev->pdev->attrs.max_cqe ||
+	    cqe >= STL_RING_MAX_ENTRIES)
+		return -EINVAL;
+	mutex_lock(&scq->resize_lock);
+	if (cqe > scq->charged) {
+		extra = cqe - scq->charged;
+		ret = stl_quota_charge(sdev, true, extra);
+		if (ret)
+			goto out;
+	}
+	ret = ib_resize_cq(scq->pcq, cqe);
+	if (ret) {
+		stl_dbg(sdev, "parent CQ resize to %d: %d\n", cqe, ret);
+		stl_quota_uncharge(sdev, true, extra);
+		goto out;
+	}
+	/* Charge what the parent made of it. */
+	stl_quota_uncharge(sdev, true,
+			   (s64)scq->charged + extra - scq->pcq->cqe);
+	scq->charged = scq->pcq->cqe;
+	ret = stl_ring_cq_resize(scq, max_t(u32, cqe, scq->pcq->cqe), udata);
+out:
+	mutex_unlock(&scq->resize_lock);
+	return ret;
 }
 
 /**

@@ -640,6 +640,7 @@ static const struct ib_device_ops stl_ring_dev_ops = {
 	.get_netdev = stl_get_netdev,
 	.mmap = stl_mmap,
 	.mmap_free = stl_mmap_free,
+	.resize_cq = stl_resize_cq,
 };
 
 const struct ib_device_ops stl_dev_ops = {

@@ -342,6 +342,68 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 }
 
 /**
+ * stl_ring_cq_resize() - give a CQ a new ring of at least @num entries
+ * @scq: the CQ, its parent already resized
+ * @num: entries the new ring must hold
+ * @udata: the command's response: struct rxe_resize_cq_resp
+ *
+ * librxe holds its CQ lock across the command (no poll moves the consumer
+ * index), then unmaps the old ring and maps the new one.  The completions
+ * not yet polled move to the start of the new ring.
+ *
+ * Return: 0; -EINVAL if the CQ holds more than @num completions, -ENOMEM,
+ * or -EFAULT if the response could not be written (the old ring stays).
+ */
+int stl_ring_cq_resize(struct stl_cq *scq, u32 num, struct ib_udata *udata)
+{
+	struct rxe_resize_cq_resp resp = {};
+	struct stl_ring nr = {}, old;
+	struct stl_ucontext *suc;
+	unsigned long flags;
+	u32 cons, n, i;
+	int ret;
+
+	if (!udata || udata->outlen < sizeof(resp))
+		return -EINVAL;
+	suc = rdma_udata_to_drv_context(udata, struct stl_ucontext, ibuc);
+	if (!suc)
+		return -EINVAL;
+	ret = stl_ring_alloc(&nr, &suc->ibuc, &num, STL_CQE_SIZE, &resp.mi);
+	if (ret)
+		return ret;
+	ret = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (ret)
+		goto err;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	cons = stl_ring_ucons(&scq->uring);
+	n = (scq->uprod - cons) & scq->uring.mask;
+	if (n > num) {
+		spin_unlock_irqrestore(&scq->lock, flags);
+		ret = -EINVAL;
+		goto err;
+	}
+	for (i = 0; i < n; i++)
+		memcpy(stl_ring_slot(&nr, i),
+		       stl_ring_slot(&scq->uring, cons + i), STL_CQE_SIZE);
+	nr.hdr->consumer_index = 0;
+	/* The entries before the index that shows them (librxe acquires). */
+	smp_store_release(&nr.hdr->producer_index, n);
+	old = scq->uring;
+	scq->uring = nr;
+	scq->uprod = n;
+	scq->ibcq.cqe = num;
+	spin_unlock_irqrestore(&scq->lock, flags);
+	/* Pages the process still maps stay until it unmaps them. */
+	stl_ring_free(&old);
+	return 0;
+
+err:
+	stl_ring_free(&nr);
+	return ret;
+}
+
+/**
  * stl_ring_cq_quiesce() - stop or restart filling a CQ's ring
  * @scq: the CQ
  * @dead: true before its parent CQ is destroyed: when this returns, no
@@ -629,7 +691,11 @@ int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
 	ret = stl_uq_init(&sqp->sq, uc, &nsq, sq_elem, &resp.sq_mi);
 	if (ret)
 		return ret;
-	/* A QP on an SRQ has no receive ring: librxe maps none. */
+	/* A QP on an SRQ has no receive ring (librxe maps none): its lock
+	 * is still taken by the state changes and the backstop.
+	 */
+	mutex_init(&sqp->rq.mutex);
+	INIT_HLIST_NODE(&sqp->rq.mm_node);
 	if (!init->srq) {
 		ret = stl_uq_init(&sqp->rq, uc, &nrq, rq_elem, &resp.rq_mi);
 		if (ret)
@@ -972,7 +1038,8 @@ int stl_ring_doorbell(struct stl_qp *sqp)
 	ret = stl_sq_pull(sqp);
 	mutex_unlock(&sqp->sq.mutex);
 	/* Flushes; or another process rang (its receive ring was not seen). */
-	if (READ_ONCE(sqp->err) || sqp->rq.mm != current->mm)
+	if (READ_ONCE(sqp->err) ||
+	    (sqp->rq.ring.hdr && sqp->rq.mm != current->mm))
 		stl_ring_qp_run(sqp);
 	return ret;
 }

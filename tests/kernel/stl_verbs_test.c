@@ -1369,6 +1369,95 @@ static int t_cq_event_fires_once_per_arm(void)
 	return T_PASS;
 }
 
+/* Post RDMA WRITEs wr_id0.. of MSG bytes each, every one its own pattern. */
+static int resize_post_writes(struct xfer *x, uint64_t wr_id0, int n, int msg)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t id = wr_id0 + i;
+		uint8_t *buf = x->a + id * msg;
+		struct ibv_sge sge = { (uintptr_t)buf, msg, x->ma->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = id, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)(x->b + id * msg),
+				     .rkey = x->mb->rkey },
+		};
+		int rc;
+
+		memset(buf, (uint8_t)(id + 1), msg);
+		rc = post_send1(x->p.a.qp, &wr);
+		CHECK(!rc, "ibv_post_send of WRITE %" PRIu64 " returned %s", id,
+		      errname(rc));
+	}
+	return T_PASS;
+}
+
+/* Wait for the WRITEs wr_id0.. in post order; their bytes landed. */
+static int resize_reap_writes(struct xfer *x, uint64_t wr_id0, int n, int msg)
+{
+	static struct ibv_wc wc[64];
+	int got = poll_n(x->p.a.cq, wc, n, CQ_TIMEOUT_MS);
+
+	CHECK(got == n, "%d of %d completions from WRITE %" PRIu64 " on", got,
+	      n, wr_id0);
+	for (int i = 0; i < n; i++) {
+		uint64_t id = wr_id0 + i;
+		char what[48];
+
+		snprintf(what, sizeof(what), "WRITE %" PRIu64, id);
+		TRY(expect_wc(&wc[i], what, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, id));
+		CHECK(first_not(x->b + id * msg, msg, (uint8_t)(id + 1)) < 0,
+		      "WRITE %" PRIu64 " did not land", id);
+	}
+	return T_PASS;
+}
+
+/*
+ * ibv_resize_cq keeps what the CQ holds: completions not yet polled when
+ * it grows come out after it, in order; shrinking below them is EINVAL;
+ * a shrunk and a grown CQ both carry traffic.
+ */
+static int t_cq_resize_keeps_unpolled_completions(void)
+{
+	enum { N = 6, MSG = 32, BIG = 40, TOTAL = 48 };
+	struct pair_opts o = { .max_send_wr = BIG, .max_recv_wr = 4, .cqe = 8 };
+	struct ibv_cq *cq;
+	struct xfer x;
+	int rc;
+
+	TRY(xfer_open(&x, IBV_QPT_RC, &o, TOTAL * MSG, MR_LOCAL, MR_REMOTE));
+	cq = x.p.a.cq;
+	memset(x.b, 0, TOTAL * MSG);
+	TRY(resize_post_writes(&x, 0, N, MSG));
+	/* Let all N reach the CQ, unpolled (rxe loopback: milliseconds). */
+	usleep(1500 * 1000);
+	rc = ibv_resize_cq(cq, 2);
+	if (rc == EOPNOTSUPP)
+		return skip("ibv_resize_cq: EOPNOTSUPP on %s", side_a.name);
+	CHECK(rc == EINVAL, "resize to 2 with %d completions unpolled returned %s, want EINVAL",
+	      N, errname(rc));
+	rc = ibv_resize_cq(cq, 32);
+	CHECK(!rc, "resize to 32 with %d completions unpolled returned %s", N,
+	      errname(rc));
+	CHECK(cq->cqe >= 32, "cq->cqe %d after resize to 32", cq->cqe);
+	TRY(resize_reap_writes(&x, 0, N, MSG));
+	TRY(expect_quiet(cq, "after the completions moved by resize"));
+
+	rc = ibv_resize_cq(cq, 1);
+	CHECK(!rc, "resize of an empty CQ to 1 returned %s", errname(rc));
+	CHECK(cq->cqe >= 1, "cq->cqe %d after resize to 1", cq->cqe);
+	TRY(resize_post_writes(&x, N, 1, MSG));
+	TRY(resize_reap_writes(&x, N, 1, MSG));
+
+	rc = ibv_resize_cq(cq, BIG);
+	CHECK(!rc, "resize to %d returned %s", BIG, errname(rc));
+	CHECK(cq->cqe >= BIG, "cq->cqe %d after resize to %d", cq->cqe, BIG);
+	TRY(resize_post_writes(&x, N + 1, BIG, MSG));
+	TRY(resize_reap_writes(&x, N + 1, BIG, MSG));
+	return T_PASS;
+}
+
 static int t_uc_write_lands_byte_exact(void)
 {
 	static const size_t sz[] = { 1, 4097, 65536 };
@@ -2931,6 +3020,7 @@ static const struct test tests[] = {
 	T(ud_send_recv_reports_grh_and_src_qp),
 	T(ud_send_with_imm_delivers_imm_data),
 	T(cq_event_fires_once_per_arm),
+	T(cq_resize_keeps_unpolled_completions),
 	T(uc_write_lands_byte_exact),
 	T(uc_send_recv_delivers_bytes),
 	T(qp_query_reports_rts_and_caps),

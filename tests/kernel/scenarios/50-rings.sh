@@ -121,6 +121,9 @@ scenario rings_srq_pingpong_rxe_s0_rxe0 with_librxe pingpong_local ibv_srq_pingp
 # RC/UD/UC traffic with bytes checked, CQ, MR and QP query paths.
 scenario rings_verbs_rxe_s0_to_rxe_s1 with_librxe s_verbs rxe_s0 rxe_s1 "${POSITIVE[@]}"
 scenario rings_verbs_rxe_s0_to_rxe0 with_librxe s_verbs rxe_s0 rxe0 "${POSITIVE[@]}"
+# ibv_resize_cq on a ring (the suite above skips it where unsupported;
+# here it must run): unpolled completions move, in order.
+scenario rings_cq_resize_rxe_s0 with_librxe s_verbs rxe_s0 rxe_s1 -t 'cq_resize_*'
 scenario rings_write_bw_rxe_s0_rxe_s1 with_librxe perftest_local ib_write_bw rxe_s1 rxe_s0 18710 -n 200
 scenario rings_send_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_send_lat rxe_s1 rxe_s0 18711 -n 200
 scenario rings_read_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_read_lat rxe_s1 rxe_s0 18712 -n 200

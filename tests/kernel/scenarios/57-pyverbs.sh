@@ -7,16 +7,18 @@
 # rxe_s0: no test may fail or err but those that do on plain rxe0 too
 # (PYV_RXE_FAILS; run `s_pyverbs rxe0` to see them there).  Tests a device does not support skip (the scenario log lists
 # why); the ring device skips more than rxe0: memory windows (MW-bound MRs
-# are refused), rereg MR and resize CQ (EOPNOTSUPP).
+# are refused) and rereg MR (EOPNOTSUPP).  The tests of PYV_MUST_RUN must
+# pass, not skip.
 
 PYV_MODULES=(test_device test_pd test_cq test_cq_events test_mr test_qp test_qpex)
 # Tests that err on plain rxe0 too (the kernel's rxe, not the ring device):
 # ATOMIC_WRITE, which 6.1's rxe lacks, errs instead of skipping.
 PYV_RXE_FAILS='test_qp_ex_rc_atomic_write'
+PYV_MUST_RUN=(test_resize_cq)
 
 # The pyverbs tests of the system's rdma-core release on device $1.
 s_pyverbs() {
-	local dev=$1 ver tests out m rc bad
+	local dev=$1 ver tests out m rc bad t all=""
 	ver=$(dpkg-query -W -f '${Version}' python3-pyverbs 2>/dev/null | sed 's/-.*//')
 	tests=$PWD/build/rdma-core/rdma-core-$ver/tests
 	[[ -f $tests/run_tests.py ]] ||
@@ -29,6 +31,7 @@ s_pyverbs() {
 			python3 tests/run_tests.py --dev "$dev" --gid "$STL_GIDX" -v "$m" 2>&1) || rc=$?
 		echo "=== $m on $dev (exit $rc)"
 		echo "$out" | grep -E ' \.\.\. |^Ran |^OK|^FAILED'
+		all+=$out$'\n'
 		echo "$out" | grep -qE '^OK' && ((rc == 0)) && continue
 		bad=$(echo "$out" | sed -nE 's/^(FAIL|ERROR): ([a-z0-9_]+) .*/\2/p' |
 			grep -vxE "$PYV_RXE_FAILS" | tr '\n' ' ')
@@ -37,6 +40,13 @@ s_pyverbs() {
 		else
 			echo "(only tests that fail on plain rxe too failed: $PYV_RXE_FAILS)"
 		fi
+	done
+	# unittest -v puts a docstring's first line, and the result, on the
+	# line after the test's name.
+	for t in "${PYV_MUST_RUN[@]}"; do
+		echo "$all" | awk -v t="$t" 'index($0, t " (") == 1 { n = NR + 1; if (/ \.\.\. ok$/) f = 1 }
+			NR == n && / \.\.\. ok$/ { f = 1 } END { exit !f }' ||
+			why "$t on $dev did not pass: $(echo "$all" | grep -A1 -E "^$t \\(" | tr '\n' ' ')"
 	done
 	[[ -z $WHY ]]
 }
