@@ -192,10 +192,12 @@ struct stl_ring {
  * @signaled: the user wants its completion (send queue)
  * @bad: refused; completed with @status once the QP is flushed
  * @status: IB_WC_* status of a refused request
+ * @psig: posted to the parent signalled (counted in the CQ's @inflight)
  */
 struct stl_uwr {
 	u64 wr_id;
 	u8 signaled;
+	u8 psig;
 	u8 bad;
 	u8 status;
 };
@@ -325,6 +327,7 @@ struct stl_cq {
 	struct tasklet_struct fill;
 	struct work_struct fill_work;
 	struct mutex resize_lock;	/* one resize at a time */
+	atomic_t inflight;		/* signalled parent sends not done */
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
@@ -347,6 +350,10 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  * @sq: send ring (devices with rings)
  * @rq: receive ring (devices with rings)
  * @sig_all: every send request completes (IB_SIGNAL_ALL_WR)
+ * @marked: a flush marker went to the parent in this stay in the error
+ *	state (stl_ring.c; under sq.mutex)
+ * @fence: a refused send entry waits for the parent to complete the
+ *	entries before it (STL_FENCE_*, stl_ring.c)
  * @err: the QP is in the error state: what the parent does not hold is
  *	flushed by Stellar
  * @ring_entry: in the device's ring_qps
@@ -365,6 +372,8 @@ struct stl_qp {
 	struct stl_uq sq;
 	struct stl_uq rq;
 	bool sig_all;
+	bool marked;
+	u8 fence;
 	bool err;
 	struct list_head ring_entry;
 	struct work_struct work;
@@ -516,6 +525,7 @@ void stl_mr_parent_lost(struct stl_dev *sdev);
 int stl_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma);
 void stl_mmap_free(struct rdma_user_mmap_entry *entry);
 int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata);
+u32 stl_ring_cq_count(struct stl_cq *scq);
 int stl_ring_cq_resize(struct stl_cq *scq, u32 num, struct ib_udata *udata);
 void stl_ring_cq_quiesce(struct stl_cq *scq, bool dead);
 void stl_ring_cq_destroy(struct stl_cq *scq);

@@ -32,6 +32,9 @@
  */
 #define STL_QREF_QUARANTINE 16
 
+/* How long a resize waits for the parent to complete posted sends. */
+#define STL_RESIZE_SETTLE_MS 20
+
 /*
  * wc_flags as userspace reads them: ib_uverbs copies wc_flags unchanged,
  * and libibverbs' enum ibv_wc_flags numbers them differently from the
@@ -183,8 +186,8 @@ int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct stl_dev *sdev = to_stl_dev(ibcq->device);
 	struct stl_cq *scq = to_stl_cq(ibcq);
-	u32 extra = 0;
-	int ret;
+	u32 extra = 0, old;
+	int ret, i;
 
 	if (!scq->uring.hdr)
 		return -EOPNOTSUPP;
@@ -192,6 +195,21 @@ int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	    cqe >= STL_RING_MAX_ENTRIES)
 		return -EINVAL;
 	mutex_lock(&scq->resize_lock);
+	/*
+	 * What is counted are the completions of the work posted so far (rxe
+	 * runs a process's sends before its doorbell returns; the parent may
+	 * run Stellar's later, from its own workers): a moment for those.
+	 */
+	for (i = 0; i < STL_RESIZE_SETTLE_MS && atomic_read(&scq->inflight) > 0;
+	     i++)
+		usleep_range(1000, 1500);
+	stl_ring_cq_fill(scq);
+	/* Checked again when the ring is swapped; the parent is left alone. */
+	if (cqe < stl_ring_cq_count(scq)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	old = scq->pcq->cqe;
 	if (cqe > scq->charged) {
 		extra = cqe - scq->charged;
 		ret = stl_quota_charge(sdev, true, extra);
@@ -209,6 +227,12 @@ int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 			   (s64)scq->charged + extra - scq->pcq->cqe);
 	scq->charged = scq->pcq->cqe;
 	ret = stl_ring_cq_resize(scq, max_t(u32, cqe, scq->pcq->cqe), udata);
+	if (ret && scq->pcq->cqe < old && !ib_resize_cq(scq->pcq, old)) {
+		/* The ring stayed: so does the parent's room behind it. */
+		stl_quota_uncharge(sdev, true,
+				   (s64)scq->charged - scq->pcq->cqe);
+		scq->charged = scq->pcq->cqe;
+	}
 out:
 	mutex_unlock(&scq->resize_lock);
 	return ret;

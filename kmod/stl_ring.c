@@ -72,6 +72,11 @@ struct stl_mmap {
 #define STL_CQE_SIZE		64	/* >= struct ib_uverbs_wc, power of 2 */
 #define STL_RQ_POLL_BUDGET	64	/* receive entries taken per pass */
 #define STL_WR_RECV		(1ULL << 32)	/* parent wr_id: receive queue */
+#define STL_WR_MARK		(1ULL << 33)	/* parent wr_id: marker */
+#define STL_WR_FENCE		(1ULL << 34)	/* marker: before a refusal */
+
+/* stl_qp.fence: a refused send entry waits for the entries before it. */
+enum { STL_FENCE_NONE, STL_FENCE_WANTED, STL_FENCE_POSTED };
 
 static_assert(sizeof(struct ib_uverbs_wc) <= STL_CQE_SIZE);
 
@@ -342,6 +347,23 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 }
 
 /**
+ * stl_ring_cq_count() - completions in a CQ's ring the process has not polled
+ * @scq: a CQ with a ring
+ *
+ * Return: their number (a moment's view: the parent adds more).
+ */
+u32 stl_ring_cq_count(struct stl_cq *scq)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	n = (scq->uprod - stl_ring_ucons(&scq->uring)) & scq->uring.mask;
+	spin_unlock_irqrestore(&scq->lock, flags);
+	return n;
+}
+
+/**
  * stl_ring_cq_resize() - give a CQ a new ring of at least @num entries
  * @scq: the CQ, its parent already resized
  * @num: entries the new ring must hold
@@ -505,6 +527,14 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
 	struct ib_uverbs_wc uwc = {};
 	struct stl_uwr *w, srqw;
 
+	if (wc->wr_id & STL_WR_MARK) {
+		/* Every entry before the marker's index is done. */
+		atomic_dec(&scq->inflight);
+		stl_uq_complete(uq, idx - 1);
+		if (wc->wr_id & STL_WR_FENCE)
+			WRITE_ONCE(sqp->fence, STL_FENCE_NONE);
+		return true;
+	}
 	if (recv && sqp->ibqp.srq) {
 		ssrq = to_stl_srq(sqp->ibqp.srq);
 		idx = (u32)wc->wr_id;
@@ -517,6 +547,10 @@ static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
 		w = &srqw;
 	} else {
 		w = &uq->wr[idx];
+		if (!recv && w->psig) {
+			w->psig = 0;
+			atomic_dec(&scq->inflight);
+		}
 	}
 	uwc.wr_id = w->wr_id;
 	uwc.status = wc->status;
@@ -801,8 +835,12 @@ static void stl_uq_refuse(struct stl_qp *sqp, struct stl_uq *uq, u32 idx,
 	stl_dbg(sdev, "QP %u: ring entry %u refused\n", sqp->ibqp.qp_num,
 		idx);
 	uq->wr[idx].wr_id = wr_id;
+	uq->wr[idx].psig = 0;
 	uq->wr[idx].bad = 1;
 	uq->wr[idx].status = status;
+	/* UD: no marker without an address; the parent stops at once. */
+	if (uq == &sqp->sq && sqp->ibqp.qp_type != IB_QPT_UD)
+		WRITE_ONCE(sqp->fence, STL_FENCE_WANTED);
 	WRITE_ONCE(sqp->err, true);
 	queue_work(system_wq, &sqp->work);
 }
@@ -938,6 +976,63 @@ static int stl_sq_translate(struct stl_dev *sdev, struct stl_qp *sqp,
  * Take the send ring's new entries to the parent.  Context: process,
  * sq.mutex held.
  */
+/*
+ * Does the parent complete send entry @idx even though the process did not
+ * ask?  The parent completes a QP's sends in order, so a completion frees
+ * every slot up to it: one in each quarter of the ring keeps the process
+ * posting.  UD sends are always completed (no flush marker, see
+ * stl_sq_mark(), can be posted without an address).
+ */
+static bool stl_sq_signal(struct stl_qp *sqp, u32 idx)
+{
+	u32 quarter = max_t(u32, (sqp->sq.ring.mask + 1) / 4, 1);
+
+	return sqp->ibqp.qp_type == IB_QPT_UD || !((idx + 1) & (quarter - 1));
+}
+
+/*
+ * A signalled zero-length RDMA WRITE carrying @wr_id (IBA C9-88: no address
+ * or key of a zero-length operation is looked at): the parent completes it
+ * after everything it holds for the QP.  Context: sq.mutex held.
+ */
+static int stl_sq_post_mark(struct stl_qp *sqp, u64 wr_id)
+{
+	struct ib_rdma_wr mark = {
+		.wr.wr_id = wr_id,
+		.wr.opcode = IB_WR_RDMA_WRITE,
+		.wr.send_flags = IB_SEND_SIGNALED,
+	};
+	const struct ib_send_wr *bad;
+	int ret;
+
+	lockdep_assert_held(&sqp->sq.mutex);
+	ret = stl_parent_post_send(sqp->pqp, &mark.wr, &bad);
+	if (!ret)
+		atomic_inc(&to_stl_cq(sqp->ibqp.send_cq)->inflight);
+	else
+		stl_dbg(to_stl_dev(sqp->ibqp.device),
+			"QP %u: marker not posted: %d\n", sqp->ibqp.qp_num, ret);
+	return ret;
+}
+
+/*
+ * The QP is in the error state: entries the parent completed unasked leave
+ * no completion behind, so a marker (flushed at once, after all it holds)
+ * tells when the parent is done with the ring's entries.  If it cannot be
+ * posted, the parent still holds the last entry and flushes it.
+ * Context: sq.mutex held, parent QP in the error state.
+ */
+static void stl_sq_mark(struct stl_qp *sqp)
+{
+	lockdep_assert_held(&sqp->sq.mutex);
+	if (sqp->ibqp.qp_type == IB_QPT_UD || !sqp->sq.ring.hdr ||
+	    sqp->marked || READ_ONCE(sqp->sq.done) == sqp->sq.next)
+		return;
+	/* One per stay in the error state: nothing is posted after it. */
+	sqp->marked = true;
+	stl_sq_post_mark(sqp, STL_WR_MARK | sqp->sq.next);
+}
+
 static int stl_sq_pull(struct stl_qp *sqp)
 {
 	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
@@ -977,10 +1072,17 @@ static int stl_sq_pull(struct stl_qp *sqp)
 				       (wqe->wr.send_flags & IB_SEND_SIGNALED);
 		uq->wr[idx].bad = 0;
 		b->wr.send.wr_id = idx;
-		b->wr.send.send_flags |= IB_SEND_SIGNALED;
+		uq->wr[idx].psig = uq->wr[idx].signaled ||
+				   stl_sq_signal(sqp, idx);
+		if (uq->wr[idx].psig)
+			b->wr.send.send_flags |= IB_SEND_SIGNALED;
+		else
+			b->wr.send.send_flags &= ~IB_SEND_SIGNALED;
 		b->wr.send.next = NULL;
 		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
 		rcu_read_unlock();
+		if (!ret && uq->wr[idx].psig)
+			atomic_inc(&to_stl_cq(sqp->ibqp.send_cq)->inflight);
 		if (ret) {
 			/* Not ready (below RTS) or full: taken again later. */
 			stl_dbg(sdev, "QP %u: parent post_send: %d\n",
@@ -1014,10 +1116,30 @@ static void stl_ring_qp_work(struct work_struct *work)
 {
 	struct stl_qp *sqp = container_of(work, struct stl_qp, work);
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	bool fenced;
 
+	if (!READ_ONCE(sqp->err))
+		goto run;
+	/*
+	 * A refused send entry: the entries before it run first, as they
+	 * would on rxe; a fence completes after them (stl_ucq_one() ends the
+	 * wait and runs this again).
+	 */
+	mutex_lock(&sqp->sq.mutex);
+	if (READ_ONCE(sqp->fence) == STL_FENCE_WANTED)
+		WRITE_ONCE(sqp->fence,
+			   stl_sq_post_mark(sqp, STL_WR_MARK | STL_WR_FENCE |
+					    sqp->sq.next) ?
+			   STL_FENCE_NONE : STL_FENCE_POSTED);
+	fenced = READ_ONCE(sqp->fence) == STL_FENCE_POSTED;
+	mutex_unlock(&sqp->sq.mutex);
 	/* A refused entry or a parent error: the parent flushes too. */
-	if (READ_ONCE(sqp->err))
-		ib_modify_qp(sqp->pqp, &attr, IB_QP_STATE);
+	if (!fenced && !ib_modify_qp(sqp->pqp, &attr, IB_QP_STATE)) {
+		mutex_lock(&sqp->sq.mutex);
+		stl_sq_mark(sqp);
+		mutex_unlock(&sqp->sq.mutex);
+	}
+run:
 	stl_ring_qp_run(sqp);
 }
 
@@ -1061,6 +1183,8 @@ void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 		mutex_lock(&sqp->rq.mutex);
 		mutex_lock(&sqp->sq.mutex);
 		WRITE_ONCE(sqp->err, false);
+		WRITE_ONCE(sqp->fence, STL_FENCE_NONE);
+		sqp->marked = false;
 		sqp->sq.next = 0;
 		sqp->rq.next = 0;
 		sqp->sq.done = 0;
@@ -1076,6 +1200,9 @@ void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 		return;
 	case IB_QPS_ERR:
 		WRITE_ONCE(sqp->err, true);
+		mutex_lock(&sqp->sq.mutex);
+		stl_sq_mark(sqp);
+		mutex_unlock(&sqp->sq.mutex);
 		stl_ring_qp_run(sqp);
 		return;
 	case IB_QPS_RTS:

@@ -47,8 +47,9 @@ PACKAGES=(
 	# RDMA userspace: libraries, headers, providers (rxe) and test clients
 	rdma-core libibverbs-dev librdmacm-dev ibverbs-utils ibverbs-providers
 	perftest rdmacm-utils python3-pyverbs
-	# UCX over rc_verbs/ud_verbs (tests/kernel/scenarios/60-ucx.sh: ucx_perftest, io_demo)
-	ucx-utils libucx0
+	# UCX over rc_verbs/ud_verbs (tests/kernel/scenarios/60-ucx.sh: ucx_perftest,
+	# io_demo; libucx-dev for tests/kernel/stl_ucx_check.c)
+	ucx-utils libucx0 libucx-dev
 	# other rdma-core releases, built from source for provider compatibility
 	# tests (userlib/tests/rdma-core-build.sh)
 	cmake ninja-build libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev

@@ -714,8 +714,34 @@ vm_verdict() {
 	fi
 }
 
+# Did a VM's kernel die while booting, before the guest side started the
+# script (no boot_s) and before Stellar was loaded?  That is the distribution
+# kernel under TCG (seen once: an int3 Oops in sched_clock_idle_wakeup_event
+# at 4 s, 6.12), not the code under test: boot every VM again, once, keeping
+# the first console log as console-boot1.log.
+boot_died() {
+	local i dir died=""
+	for ((i = 0; i < NVMS; i++)); do
+		dir=$OUTDIR/vm$i
+		[[ -e $dir/boot_s ]] && continue
+		grep -qE 'Kernel panic|Oops:' "$dir/console.log" 2>/dev/null || continue
+		grep -q 'Modules linked in:.*stellar' "$dir/console.log" && continue
+		died+=" vm$i"
+	done
+	[[ -n $died ]] || return 1
+	log "kernel of$died died while booting, before the test started: booting again (once)"
+	for ((i = 0; i < NVMS; i++)); do
+		dir=$OUTDIR/vm$i
+		mv -f "$dir/console.log" "$dir/console-boot1.log" 2>/dev/null
+		rm -f "$dir"/{script.log,rc,rc.tmp,dmesg.log,boot_s,boot-steps} \
+			"$dir"/{setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host}
+	done
+	[[ -z ${SOCKDIR:-} ]] || rm -f "$SOCK"
+	return 0
+}
+
 host_main() {
-	local opt i w m dir script running total boot objtree
+	local opt i w m dir script running total boot objtree attempt
 	local t0 t1 now first_fail_t="" failed=0 code=0 reason=""
 	NVMS=${STL_VM_NVMS:-1}
 	TIMEOUT=${STL_VM_TIMEOUT:-600}
@@ -832,45 +858,51 @@ host_main() {
 	done
 
 	t0=$(date +%s.%N)
-	for ((i = 0; i < NVMS; i++)); do
-		vm_start "$i"
-		if ((NVMS > 1 && i == 0)); then
-			# The client side connects at start-up: wait for the socket.
-			for ((w = 0; w < 100; w++)); do
-				[[ -S $SOCK ]] && break
-				vm_running 0 || break
-				sleep 0.1
-			done
-			[[ -S $SOCK ]] || log "warning: vm0 did not create $SOCK"
-		fi
-	done
-
-	# Wait for all VMs; once one has failed, give the others PEER_GRACE s.
-	while :; do
-		running=0
+	for attempt in 1 2; do
+		first_fail_t=""
 		for ((i = 0; i < NVMS; i++)); do
-			if vm_running "$i"; then
-				running=$((running + 1))
-			elif [[ -z $first_fail_t &&
-				$(cat "$OUTDIR/vm$i/rc" 2>/dev/null || echo none) != 0 ]]; then
-				first_fail_t=$(date +%s)
+			vm_start "$i"
+			if ((NVMS > 1 && i == 0)); then
+				# The client side connects at start-up: wait for the socket.
+				for ((w = 0; w < 100; w++)); do
+					[[ -S $SOCK ]] && break
+					vm_running 0 || break
+					sleep 0.1
+				done
+				[[ -S $SOCK ]] || log "warning: vm0 did not create $SOCK"
 			fi
 		done
-		((running > 0)) || break
-		if [[ -n $first_fail_t ]]; then
-			now=$(date +%s)
-			if ((now - first_fail_t >= PEER_GRACE)); then
-				for ((i = 0; i < NVMS; i++)); do
-					if vm_running "$i"; then
-						touch "$OUTDIR/vm$i/stopped-by-host"
-						vm_stop "$i"
-					fi
-				done
+
+		# Wait for all VMs; once one has failed, give the others PEER_GRACE s.
+		while :; do
+			running=0
+			for ((i = 0; i < NVMS; i++)); do
+				if vm_running "$i"; then
+					running=$((running + 1))
+				elif [[ -z $first_fail_t &&
+					$(cat "$OUTDIR/vm$i/rc" 2>/dev/null || echo none) != 0 ]]; then
+					first_fail_t=$(date +%s)
+				fi
+			done
+			((running > 0)) || break
+			if [[ -n $first_fail_t ]]; then
+				now=$(date +%s)
+				if ((now - first_fail_t >= PEER_GRACE)); then
+					for ((i = 0; i < NVMS; i++)); do
+						if vm_running "$i"; then
+							touch "$OUTDIR/vm$i/stopped-by-host"
+							vm_stop "$i"
+						fi
+					done
+				fi
 			fi
+			sleep 0.2
+		done
+		wait
+		if ((attempt == 2)) || ! boot_died; then
+			break
 		fi
-		sleep 0.2
 	done
-	wait
 	t1=$(date +%s.%N)
 	total=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 

@@ -1066,6 +1066,109 @@ static int t_rc_completions_arrive_in_post_order(void)
 	return T_PASS;
 }
 
+/* A list of four RDMA WRITEs of MSG bytes, wr_id 0..3, none signalled. */
+#define ERRLIST_MSG 64
+static void errlist_build(struct xfer *x, struct ibv_send_wr *wr,
+			  struct ibv_sge *sge)
+{
+	for (int i = 0; i < 4; i++) {
+		memset(x->a + i * ERRLIST_MSG, 0x30 + i, ERRLIST_MSG);
+		sge[i] = (struct ibv_sge){ (uintptr_t)(x->a + i * ERRLIST_MSG),
+					   ERRLIST_MSG, x->ma->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = i, .sg_list = &sge[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.next = i < 3 ? &wr[i + 1] : NULL,
+			.wr.rdma = {
+				.remote_addr = (uintptr_t)(x->b + i * ERRLIST_MSG),
+				.rkey = x->mb->rkey },
+		};
+	}
+}
+
+/*
+ * WRs 0..3 posted as one list, WR 1 broken, only WR 2 signalled: WR 0
+ * lands and completes unreported; WR 1 completes with @status although
+ * unsignalled; WRs 2 and 3 are flushed (an error completes every WR,
+ * signalled or not); nothing else shows up.
+ */
+static int errlist_expect(struct xfer *x, enum ibv_wc_status status)
+{
+	struct ibv_wc wc[3];
+	int got = poll_n(x->p.a.cq, wc, 3, CQ_TIMEOUT_MS);
+
+	CHECK(got == 3, "%d of 3 completions (WR 1 in error, 2 and 3 flushed)",
+	      got);
+	CHECK(wc[0].wr_id == 1 && wc[1].wr_id == 2 && wc[2].wr_id == 3,
+	      "completions carry wr_ids %" PRIu64 " (%s), %" PRIu64 " (%s), %" PRIu64
+	      " (%s); want 1, 2, 3 (WR 0 ran, unreported)",
+	      wc[0].wr_id, wc_status(wc[0].status), wc[1].wr_id,
+	      wc_status(wc[1].status), wc[2].wr_id, wc_status(wc[2].status));
+	/*
+	 * rxe reports a bad lkey as a local QP operation error (6.1) or
+	 * flushes the WR that failed as well (6.12).
+	 */
+	if (status == IBV_WC_LOC_PROT_ERR &&
+	    (wc[0].status == IBV_WC_LOC_QP_OP_ERR ||
+	     wc[0].status == IBV_WC_WR_FLUSH_ERR))
+		status = wc[0].status;
+	TRY(expect_wc(&wc[0], "unsignalled WR 1 in error", status, 0, 1));
+	TRY(expect_wc(&wc[1], "signalled WR 2 after the error",
+		      IBV_WC_WR_FLUSH_ERR, 0, 2));
+	TRY(expect_wc(&wc[2], "unsignalled WR 3 after the error",
+		      IBV_WC_WR_FLUSH_ERR, 0, 3));
+	TRY(expect_quiet(x->p.a.cq, "after the flushed WRs"));
+	CHECK(first_not(x->b, ERRLIST_MSG, 0x30) < 0,
+	      "WR 0, posted before the broken one, did not land");
+	CHECK(first_not(x->b + 2 * ERRLIST_MSG, 2 * ERRLIST_MSG, 0) < 0,
+	      "a WR after the broken one wrote remote memory");
+	return T_PASS;
+}
+
+/*
+ * A bad lkey found when the WR runs (rxe, ring devices): LOC_PROT_ERR (rxe:
+ * LOC_QP_OP_ERR), after the WRs before it ran.
+ */
+static int t_rc_unsignalled_bad_lkey_completes_and_flushes_the_rest(void)
+{
+	struct ibv_send_wr wr[4], *bad = NULL;
+	struct ibv_sge sge[4];
+	struct xfer x;
+	int rc;
+
+	TRY(xfer_open(&x, IBV_QPT_RC, NULL, 4 * ERRLIST_MSG, MR_LOCAL, MR_REMOTE));
+	memset(x.b, 0, 4 * ERRLIST_MSG);
+	errlist_build(&x, wr, sge);
+	sge[1].lkey ^= 0x5a5a00;
+	wr[2].send_flags = IBV_SEND_SIGNALED;
+	rc = ibv_post_send(x.p.a.qp, wr, &bad);
+	if (rc) {
+		CHECK(bad == &wr[1], "ibv_post_send returned %s at WR %td, want WR 1",
+		      errname(rc), bad ? bad - wr : -1);
+		return skip("%s checks lkeys when posting (%s)", side_a.name,
+			    errname(rc));
+	}
+	return errlist_expect(&x, IBV_WC_LOC_PROT_ERR);
+}
+
+/* A bad rkey found by the responder: REM_ACCESS_ERR, even unsignalled. */
+static int t_rc_unsignalled_bad_rkey_completes_and_flushes_the_rest(void)
+{
+	struct ibv_send_wr wr[4], *bad = NULL;
+	struct ibv_sge sge[4];
+	struct xfer x;
+	int rc;
+
+	TRY(xfer_open(&x, IBV_QPT_RC, NULL, 4 * ERRLIST_MSG, MR_LOCAL, MR_REMOTE));
+	memset(x.b, 0, 4 * ERRLIST_MSG);
+	errlist_build(&x, wr, sge);
+	wr[1].wr.rdma.rkey ^= 0x5a;
+	wr[2].send_flags = IBV_SEND_SIGNALED;
+	rc = ibv_post_send(x.p.a.qp, wr, &bad);
+	CHECK(!rc, "ibv_post_send returned %s", errname(rc));
+	return errlist_expect(&x, IBV_WC_REM_ACCESS_ERR);
+}
+
 static int t_rc_inline_send_copies_at_post_time(void)
 {
 	struct pair p;
@@ -3013,6 +3116,8 @@ static const struct test tests[] = {
 	T(rc_send_with_imm_zero_length_delivers_imm),
 	T(rc_write_with_imm_lands_and_reports_imm),
 	T(rc_completions_arrive_in_post_order),
+	T(rc_unsignalled_bad_lkey_completes_and_flushes_the_rest),
+	T(rc_unsignalled_bad_rkey_completes_and_flushes_the_rest),
 	T(rc_inline_send_copies_at_post_time),
 	T(rc_inline_write_lands),
 	T(rc_atomic_fetch_add_returns_old_and_adds),

@@ -13,9 +13,18 @@
 # defines UCX_PERF_TEST_FLAG_VALIDATE, but nothing sets or reads it; -D is
 # the data layout).  Its numbers only show that the traffic completed (the
 # put tests do poll a sequence number written into the remote buffer).  The
-# byte-checked cases are io_demo's: -q fills every read and write buffer
-# with a seeded pattern and the receiving side (server for writes, client
-# for reads) aborts on the first wrong byte.
+# byte-checked cases are io_demo's and stl_ucx_check's.  io_demo -q fills
+# every read and write buffer with a seeded pattern and the receiving side
+# (server for writes, client for reads) aborts on the first wrong byte; it
+# runs on rxe0 only (see s_ucx_iodemo).  stl_ucx_check
+# (tests/kernel/stl_ucx_check.c, build/tests/) exchanges worker addresses
+# over TCP like ucx_perftest, so it runs on any device pair: for 1 B to
+# 1 MiB it checks every byte and the length of tag messages both ways, of
+# ucp_put_nbx into the server's registered buffer (and the guard bytes
+# around it) and of ucp_get_nbx from it (ud_verbs has no RMA: UCX emulates
+# put and get over active messages there, still checked).  Its -X flips a
+# byte of the first message sent: ucx_check_selftest_* shows that the
+# other side then fails.
 #
 # Two settings are needed for UCX on Soft-RoCE at all:
 #
@@ -174,6 +183,95 @@ s_ucx_iodemo() {
 	[[ -z $WHY ]]
 }
 
+UCX_CHECK=build/tests/stl_ucx_check
+# Sizes across the eager/rendezvous switch and UD segmentation; kept short
+# (ud_verbs moves 1 MiB in software segments: ~10 s per MiB under TCG).
+UCX_CHECK_ARGS=(-s "1,4096,65536,1048576" -n 2)
+
+# ucx_check_pair SDEV CDEV TLS PORT XOPT: stl_ucx_check server on device
+# SDEV and client on CDEV with UCX_TLS TLS over TCP port PORT; XOPT: "-" or
+# an extra client option (-X).  Sets UCX_CHECK_LOG (output in .server and
+# .client), UCX_CHECK_RC and UCX_CHECK_SRC (client and server exit status).
+ucx_check_pair() {
+	local sdev=$1 cdev=$2 tls=$3 port=$4 xopt=$5 srv
+	local copts=("${UCX_CHECK_ARGS[@]}")
+	[[ $xopt == - ]] || copts+=("$xopt")
+	UCX_CHECK_LOG=$STL_LOGDIR/stl_ucx_check-$port
+	UCX_CHECK_RC=0
+	UCX_CHECK_SRC=1
+	ucx_env "$sdev" "$tls"
+	start_server "$port" 60 "$UCX_CHECK_LOG.server" \
+		env "${UCX_ENV[@]}" "$UCX_CHECK" -p "$port" "${UCX_CHECK_ARGS[@]}" || return 1
+	srv=$SERVER_PID
+	ucx_env "$cdev" "$tls"
+	echo "+ (client) ${UCX_ENV[*]} $UCX_CHECK -p $port ${copts[*]} $STL_MY_IP"
+	timeout -k 5 300 env "${UCX_ENV[@]}" "$UCX_CHECK" -p "$port" "${copts[@]}" \
+		"$STL_MY_IP" >"$UCX_CHECK_LOG.client" 2>&1 || UCX_CHECK_RC=$?
+	cat -v "$UCX_CHECK_LOG.client"
+	if ! wait_exit "$srv" 60; then
+		why "stl_ucx_check server still running 60 s after the client ended"
+		kill -9 "$srv" 2>/dev/null
+		wait_exit "$srv" 10
+	fi
+	UCX_CHECK_SRC=$(exit_status "$srv")
+	echo "--- server output (exit $UCX_CHECK_SRC):"
+	cat -v "$UCX_CHECK_LOG.server"
+}
+
+# The first FAIL/error lines of stl_ucx_check log $1, on one line.
+ucx_check_errors() {
+	grep -aE 'FAIL|ERROR|Fatal' "$1" | head -n 2 | tr '\n' ' '
+}
+
+# stl_ucx_check must be built (make -C tests/kernel with libucx-dev
+# installed: scripts/deps.sh); a missing one fails, never skips.
+ucx_check_built() {
+	[[ -x $UCX_CHECK ]] ||
+		why "$UCX_CHECK not built: install libucx-dev (scripts/deps.sh) and run make -C tests/kernel"
+}
+
+# stl_ucx_check (every byte of tag messages both ways, put and get checked)
+# between server device $1 and client device $2 with UCX_TLS $3; $4: the
+# ep_cfg lane both sides must show (e.g. "tag(rc_verbs"); $5: TCP port.
+# Both sides must exit 0 and print the same OK line.
+s_ucx_check() {
+	local sdev=$1 cdev=$2 tls=$3 lane=$4 port=$5 ok
+	ucx_check_built || return 1
+	if [[ $tls == rc* ]]; then ucx_rc_needs_srq "$sdev" "$cdev" || return; fi
+	ucx_check_pair "$sdev" "$cdev" "$tls" "$port" - || return 1
+	local log=$UCX_CHECK_LOG
+	((UCX_CHECK_RC == 0)) || why "client exited $UCX_CHECK_RC: $(ucx_check_errors "$log.client")"
+	((UCX_CHECK_SRC == 0)) || why "server exited $UCX_CHECK_SRC: $(ucx_check_errors "$log.server")"
+	ok=$(grep -a '^stl_ucx_check: OK: ' "$log.client") || why "client printed no OK line"
+	[[ -z $ok ]] || grep -aqxF "$ok" "$log.server" ||
+		why "server printed no OK line like the client's ($ok)"
+	ucx_lane_in_log "$log.client" "$lane" "$cdev" ||
+		why "client did not use $lane/$cdev:1): $(grep -a ep_cfg "$log.client" | head -n 1)"
+	ucx_lane_in_log "$log.server" "$lane" "$sdev" ||
+		why "server did not use $lane/$sdev:1): $(grep -a ep_cfg "$log.server" | head -n 1)"
+	[[ -z $WHY ]]
+}
+
+# The checking itself: the client (device $2) runs with -X and corrupts one
+# byte of its first tag message; the server (device $1) must report that
+# byte and both must exit 1.  UCX_TLS $3, TCP port $4.
+s_ucx_check_selftest() {
+	local sdev=$1 cdev=$2 tls=$3 port=$4
+	ucx_check_built || return 1
+	if [[ $tls == rc* ]]; then ucx_rc_needs_srq "$sdev" "$cdev" || return; fi
+	ucx_check_pair "$sdev" "$cdev" "$tls" "$port" -X || return 1
+	local log=$UCX_CHECK_LOG
+	grep -aq '^stl_ucx_check: -X: corrupted byte' "$log.client" ||
+		why "client did not corrupt a byte (-X)"
+	grep -aqE '^stl_ucx_check: FAIL: tag receive: size [0-9]+ iteration 0: byte [0-9]+ differs' "$log.server" ||
+		why "server did not report the corrupted byte: $(ucx_check_errors "$log.server")"
+	((UCX_CHECK_SRC == 1)) || why "server exited $UCX_CHECK_SRC, want 1"
+	((UCX_CHECK_RC == 1)) || why "client exited $UCX_CHECK_RC, want 1"
+	! grep -aq '^stl_ucx_check: OK: ' "$log.client" "$log.server" ||
+		why "a side printed OK despite the corrupted byte"
+	[[ -z $WHY ]]
+}
+
 s_ucx_rings_create() {
 	ucx_tools || return
 	add_stellar rxe_s0 || return 1
@@ -193,6 +291,7 @@ scenario ucx_tag_lat_rc_rxe0 s_ucx_perftest rxe0 rxe0 rc_v "tag(rc_verbs" 18800 
 scenario ucx_tag_lat_ud_rxe0 s_ucx_perftest rxe0 rxe0 ud_verbs "tag(ud_verbs" 18801 200 -t tag_lat
 scenario ucx_iodemo_rc_rxe0 s_ucx_iodemo rxe0 rxe0 rc_verbs 18802 rc_verbs
 scenario ucx_iodemo_ud_rxe0 s_ucx_iodemo rxe0 rxe0 ud_verbs 18803 ud_verbs
+scenario ucx_check_bytes_rc_rxe0 s_ucx_check rxe0 rxe0 rc_v "tag(rc_verbs" 18804
 # Stellar ring devices (stock librxe), server on rxe_s1, client on rxe_s0
 scenario ucx_rings_create s_ucx_rings_create
 scenario ucx_tag_lat_rc_rxe_s0_rxe_s1 s_ucx_perftest rxe_s1 rxe_s0 rc_v "tag(rc_verbs" 18810 200 -t tag_lat
@@ -202,6 +301,9 @@ scenario ucx_tag_lat_ud_rxe_s0_rxe_s1 s_ucx_perftest rxe_s1 rxe_s0 ud_verbs "tag
 scenario ucx_am_bw_ud_rxe_s0_rxe_s1 s_ucx_perftest rxe_s1 rxe_s0 ud_verbs "am(ud_verbs" 18814 100 -t ucp_am_bw -s 512
 scenario ucx_iodemo_rc_rxe_s0_rxe_s1 s_ucx_iodemo rxe_s1 rxe_s0 rc_verbs 18815 rc_verbs
 scenario ucx_iodemo_ud_rxe_s0_rxe_s1 s_ucx_iodemo rxe_s1 rxe_s0 ud_verbs 18816 ud_verbs
+scenario ucx_check_bytes_rc_rxe_s0_rxe_s1 s_ucx_check rxe_s1 rxe_s0 rc_v "tag(rc_verbs" 18817
+scenario ucx_check_bytes_ud_rxe_s0_rxe_s1 s_ucx_check rxe_s1 rxe_s0 ud_verbs "tag(ud_verbs" 18818
+scenario ucx_check_selftest_ud_rxe_s0_rxe_s1 s_ucx_check_selftest rxe_s1 rxe_s0 ud_verbs 18819
 scenario ucx_rings_delete s_ucx_rings_delete
 # Stellar's own provider (libstellar, RDMAV_DRIVERS) on stellar0/stellar1
 scenario ucx_tag_lat_rc_stellar0_stellar1 s_ucx_perftest stellar1 stellar0 rc_v "tag(rc_verbs" 18820 200 -t tag_lat
