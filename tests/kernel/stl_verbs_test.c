@@ -1099,6 +1099,11 @@ static int errlist_expect(struct xfer *x, enum ibv_wc_status status)
 
 	CHECK(got == 3, "%d of 3 completions (WR 1 in error, 2 and 3 flushed)",
 	      got);
+	/* Seen on plain rxe (6.12, bad lkey): WR 0 flushed, not run. */
+	if (!side_a.stellar && wc[0].wr_id == 0 &&
+	    wc[0].status == IBV_WC_WR_FLUSH_ERR)
+		return skip("%s flushes WR 0, posted before the broken WR 1, instead of running it",
+			    side_a.name);
 	CHECK(wc[0].wr_id == 1 && wc[1].wr_id == 2 && wc[2].wr_id == 3,
 	      "completions carry wr_ids %" PRIu64 " (%s), %" PRIu64 " (%s), %" PRIu64
 	      " (%s); want 1, 2, 3 (WR 0 ran, unreported)",
