@@ -306,6 +306,9 @@ struct stl_cq_qref {
  * @fill: runs stl_ring_cq_fill() for a parent completion handler called
  *	in interrupt context
  * @fill_work: the same for one called in process context
+ * @resize_lock: one resize at a time
+ * @inflight: sends posted to the parent signalled and not completed yet
+ *	(what a resize waits a moment for)
  */
 struct stl_cq {
 	struct ib_cq ibcq;
@@ -326,8 +329,8 @@ struct stl_cq {
 	bool dead;
 	struct tasklet_struct fill;
 	struct work_struct fill_work;
-	struct mutex resize_lock;	/* one resize at a time */
-	atomic_t inflight;		/* signalled parent sends not done */
+	struct mutex resize_lock;
+	atomic_t inflight;
 };
 
 static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
