@@ -517,7 +517,8 @@ static void stl_uq_complete(struct stl_uq *uq, u32 idx)
  * Returns true if the QP's process-context work should run (a receive
  * slot freed, or a flush can go on).  Context: scq->lock held.
  */
-static bool stl_ucq_one(struct stl_cq *scq, struct ib_wc *wc)
+static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
+					     struct ib_wc *wc)
 {
 	struct stl_qp *sqp = wc->qp->qp_context;
 	bool recv = wc->wr_id & STL_WR_RECV;
