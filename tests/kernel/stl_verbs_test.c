@@ -1066,11 +1066,16 @@ static int t_rc_completions_arrive_in_post_order(void)
 	return T_PASS;
 }
 
-/* A list of four RDMA WRITEs of MSG bytes, wr_id 0..3, none signalled. */
+/*
+ * An RC pair and a list of four RDMA WRITEs of MSG bytes, wr_id 0..3, only
+ * WR 2 signalled; the remote buffer zeroed.
+ */
 #define ERRLIST_MSG 64
-static void errlist_build(struct xfer *x, struct ibv_send_wr *wr,
-			  struct ibv_sge *sge)
+static int errlist_open(struct xfer *x, struct ibv_send_wr *wr,
+			struct ibv_sge *sge)
 {
+	TRY(xfer_open(x, IBV_QPT_RC, NULL, 4 * ERRLIST_MSG, MR_LOCAL, MR_REMOTE));
+	memset(x->b, 0, 4 * ERRLIST_MSG);
 	for (int i = 0; i < 4; i++) {
 		memset(x->a + i * ERRLIST_MSG, 0x30 + i, ERRLIST_MSG);
 		sge[i] = (struct ibv_sge){ (uintptr_t)(x->a + i * ERRLIST_MSG),
@@ -1084,6 +1089,8 @@ static void errlist_build(struct xfer *x, struct ibv_send_wr *wr,
 				.rkey = x->mb->rkey },
 		};
 	}
+	wr[2].send_flags = IBV_SEND_SIGNALED;
+	return T_PASS;
 }
 
 /*
@@ -1141,11 +1148,8 @@ static int t_rc_unsignalled_bad_lkey_completes_and_flushes_the_rest(void)
 	struct xfer x;
 	int rc;
 
-	TRY(xfer_open(&x, IBV_QPT_RC, NULL, 4 * ERRLIST_MSG, MR_LOCAL, MR_REMOTE));
-	memset(x.b, 0, 4 * ERRLIST_MSG);
-	errlist_build(&x, wr, sge);
+	TRY(errlist_open(&x, wr, sge));
 	sge[1].lkey ^= 0x5a5a00;
-	wr[2].send_flags = IBV_SEND_SIGNALED;
 	rc = ibv_post_send(x.p.a.qp, wr, &bad);
 	if (rc) {
 		CHECK(bad == &wr[1], "ibv_post_send returned %s at WR %td, want WR 1",
@@ -1164,11 +1168,8 @@ static int t_rc_unsignalled_bad_rkey_completes_and_flushes_the_rest(void)
 	struct xfer x;
 	int rc;
 
-	TRY(xfer_open(&x, IBV_QPT_RC, NULL, 4 * ERRLIST_MSG, MR_LOCAL, MR_REMOTE));
-	memset(x.b, 0, 4 * ERRLIST_MSG);
-	errlist_build(&x, wr, sge);
+	TRY(errlist_open(&x, wr, sge));
 	wr[1].wr.rdma.rkey ^= 0x5a;
-	wr[2].send_flags = IBV_SEND_SIGNALED;
 	rc = ibv_post_send(x.p.a.qp, wr, &bad);
 	CHECK(!rc, "ibv_post_send returned %s", errname(rc));
 	return errlist_expect(&x, IBV_WC_REM_ACCESS_ERR);
