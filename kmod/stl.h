@@ -361,6 +361,9 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  *	flushed by Stellar
  * @ring_entry: in the device's ring_qps
  * @work: pulls the receive ring and flushes, in process context
+ * @modify_lock: serialises modify_qp: ib_core updates the parent QP's
+ *	source GID reference (av_sgid_attr) without a lock, so two
+ *	concurrent modifies with a path would lose one reference
  */
 struct stl_qp {
 	struct ib_qp ibqp;
@@ -380,6 +383,7 @@ struct stl_qp {
 	bool err;
 	struct list_head ring_entry;
 	struct work_struct work;
+	struct mutex modify_lock;
 };
 
 static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)

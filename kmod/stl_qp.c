@@ -83,6 +83,7 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = stl_check_qp_init(sdev, init);
 	if (ret)
 		return ret;
+	mutex_init(&sqp->modify_lock);
 	if (atomic_inc_return(&sdev->n_qp) > STL_MAX_QP) {
 		stl_info(sdev, "QP limit %d reached\n", STL_MAX_QP);
 		ret = -ENOMEM;
@@ -218,13 +219,19 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (ret)
 			return ret;
 	}
+	/*
+	 * uverbs lets threads modify one QP at once; the parent's state and
+	 * its GID reference change as one step here (see @modify_lock).
+	 */
+	mutex_lock(&sqp->modify_lock);
 	ret = ib_modify_qp(sqp->pqp, &pattr, mask);
-	if (mask & IB_QP_AV)
-		rdma_destroy_ah_attr(&pattr.ah_attr);
 	if (!ret && (mask & IB_QP_QKEY))
 		WRITE_ONCE(sqp->qkey, attr->qkey);
 	if (!ret && sdev->rings)
 		stl_ring_qp_modified(sqp, attr, mask);
+	mutex_unlock(&sqp->modify_lock);
+	if (mask & IB_QP_AV)
+		rdma_destroy_ah_attr(&pattr.ah_attr);
 	if (ret)
 		stl_dbg(sdev, "QP %u modify (mask 0x%x) failed: %d\n",
 			ibqp->qp_num, mask, ret);

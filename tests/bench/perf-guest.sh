@@ -16,7 +16,11 @@ DUR=${STL_BENCH_SECONDS:-3}
 GIDX=${STL_GID_INDEX:-1}
 export RDMAV_DRIVERS=$PWD/build/libstellar
 
-insmod ./stellar.ko || { echo "bench: insmod failed"; exit 1; }
+# the module built for the running kernel (build/kmod/$(uname -r), or the
+# top-level one when it matches)
+KO=build/kmod/$(uname -r)/stellar.ko
+[[ -f $KO ]] || KO=./stellar.ko
+insmod "$KO" || { echo "bench: insmod $KO failed (built for $(uname -r)?)"; exit 1; }
 rdma link add stellar0 type stellar netdev eth0 || exit 1
 rdma link add stellar1 type stellar netdev eth0 || exit 1
 rdma link add rxe_s0 type stellar netdev eth0 || exit 1
