@@ -572,6 +572,7 @@ struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,
 int stl_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		     u32 port, int index);
 extern const struct attribute_group stl_attr_group;
+u32 stl_quota(struct stl_dev *sdev, bool cqes);
 int stl_quota_charge(struct stl_dev *sdev, bool cqes, u64 n);
 void stl_quota_uncharge(struct stl_dev *sdev, bool cqes, s64 n);
 

@@ -156,7 +156,14 @@ static ssize_t pin_cache_bytes_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(pin_cache_bytes);
 
-static u32 stl_quota(struct stl_dev *sdev, bool cqes)
+/**
+ * stl_quota() - a device's queue entry quota in force
+ * @sdev: the device
+ * @cqes: true for the CQE quota, false for the WQE quota
+ *
+ * Return: the operator's value, or the default when it is 0.
+ */
+u32 stl_quota(struct stl_dev *sdev, bool cqes)
 {
 	u32 q = READ_ONCE(*(cqes ? &sdev->cqe_quota : &sdev->wqe_quota));
 
@@ -217,6 +224,7 @@ static ssize_t stl_quota_store(struct device *dev, const char *buf,
 			       size_t count, bool cqes)
 {
 	struct stl_dev *sdev = stl_dev_of(dev);
+	struct ib_device_attr attr;
 	u32 val;
 	int ret;
 
@@ -224,6 +232,15 @@ static ssize_t stl_quota_store(struct device *dev, const char *buf,
 	if (ret)
 		return ret;
 	WRITE_ONCE(*(cqes ? &sdev->cqe_quota : &sdev->wqe_quota), val);
+	/*
+	 * The queue limits follow the quota (stl_query_device()); ib_core
+	 * answers uverbs' QUERY_DEVICE from the copy it took at registration.
+	 */
+	if (!stl_query_device(&sdev->ibdev, &attr, NULL)) {
+		WRITE_ONCE(sdev->ibdev.attrs.max_qp_wr, attr.max_qp_wr);
+		WRITE_ONCE(sdev->ibdev.attrs.max_srq_wr, attr.max_srq_wr);
+		WRITE_ONCE(sdev->ibdev.attrs.max_cqe, attr.max_cqe);
+	}
 	ibdev_info(&sdev->ibdev, "%s quota set to %u entries\n",
 		   cqes ? "CQE" : "WQE", stl_quota(sdev, cqes));
 	return count;

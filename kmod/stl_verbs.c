@@ -87,6 +87,13 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 					 STL_RING_MAX_ENTRIES - 1);
 		attr->max_srq_sge = pa->max_srq_sge;
 	}
+	/*
+	 * Every queue the limits allow must fit the device's quotas: a QP is
+	 * charged its send plus its receive entries (stl_quota_charge()).
+	 */
+	attr->max_qp_wr = min_t(u32, attr->max_qp_wr, stl_quota(sdev, false) / 2);
+	attr->max_srq_wr = min_t(u32, attr->max_srq_wr, stl_quota(sdev, false));
+	attr->max_cqe = min_t(u32, attr->max_cqe, stl_quota(sdev, true));
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = pa->local_ca_ack_delay;
 	return 0;

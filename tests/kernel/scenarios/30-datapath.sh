@@ -8,6 +8,29 @@
 
 # sysfs cqe_quota / wqe_quota: default, root-only writable, 0 = default,
 # garbage refused; their counters and gauges are in rdma statistic.
+# ibv_devinfo -v FIELD of device $1 (a number), or nothing.
+devinfo_field() {
+	ibv_devinfo -v -d "$1" 2>/dev/null | awk -v f="$2:" '$1 == f { print $2; exit }'
+}
+
+# The limit quota $1 (cqe_quota or wqe_quota) set to $2 bounds on stellar0:
+# max_cqe <= the CQE quota; max_qp_wr = min(rxe0's, half the WQE quota).
+quota_limit_is() {
+	local q=$1 v=$2 got want p
+	if [[ $q == cqe_quota ]]; then
+		got=$(devinfo_field stellar0 max_cqe)
+		p=$(devinfo_field rxe0 max_cqe)
+		want=$((p < v ? p : v))
+		[[ $got == "$want" ]] || why "max_cqe is '$got' with cqe_quota $v (rxe0: $p), want $want"
+	else
+		got=$(devinfo_field stellar0 max_qp_wr)
+		p=$(devinfo_field rxe0 max_qp_wr)
+		want=$((p < v / 2 ? p : v / 2))
+		[[ $got == "$want" ]] || why "max_qp_wr is '$got' with wqe_quota $v (rxe0: $p), want $want"
+	fi
+	echo "$q $v: max_cqe $(devinfo_field stellar0 max_cqe), max_qp_wr $(devinfo_field stellar0 max_qp_wr)"
+}
+
 s_queue_quota_attributes() {
 	local d=/sys/class/infiniband/stellar0 a v m c
 	for a in cqe_quota wqe_quota; do
@@ -18,8 +41,12 @@ s_queue_quota_attributes() {
 		[[ $m == "644 root" ]] || why "$a mode/owner is '$m', want '644 root'"
 		echo 1000 >"$d/$a" || why "writing 1000 to $a failed"
 		[[ $(cat "$d/$a") == 1000 ]] || why "$a reads $(cat "$d/$a") after writing 1000"
+		# the queue limits the device reports follow its quotas: a QP
+		# is charged its send plus receive entries
+		quota_limit_is "$a" 1000
 		echo 0 >"$d/$a" || why "writing 0 to $a failed"
 		[[ $(cat "$d/$a") == 262144 ]] || why "$a reads $(cat "$d/$a") after writing 0, want 262144"
+		quota_limit_is "$a" 262144
 		if (echo banana >"$d/$a") 2>/dev/null; then
 			why "$a accepted 'banana'"
 		fi

@@ -8,9 +8,11 @@
 # (PYV_RXE_FAILS; run `s_pyverbs rxe0` to see them there).  Tests a device does not support skip (the scenario log lists
 # why); the ring device skips more than rxe0: memory windows (MW-bound MRs
 # are refused) and rereg MR (EOPNOTSUPP).  The tests of PYV_MUST_RUN must
-# pass, not skip.
+# pass, not skip.  The same suite runs on stellar0 through libstellar
+# (RDMAV_DRIVERS kept), less PYV_MUST_RUN: libstellar has no resize CQ.
 
-PYV_MODULES=(test_device test_pd test_cq test_cq_events test_mr test_qp test_qpex)
+PYV_MODULES=(test_device test_pd test_cq test_cq_events test_cqex test_mr test_qp test_qpex
+	test_addr test_atomic test_fork test_relaxed_ordering)
 # Tests that err on plain rxe0 too (the kernel's rxe, not the ring device):
 # ATOMIC_WRITE, which 6.1's rxe lacks, errs instead of skipping.
 PYV_RXE_FAILS='test_qp_ex_rc_atomic_write'
@@ -18,7 +20,10 @@ PYV_MUST_RUN=(test_resize_cq)
 
 # The pyverbs tests of the system's rdma-core release on device $1.
 s_pyverbs() {
-	local dev=$1 ver tests out m rc bad t all=""
+	local dev=$1 ver tests out m rc bad t all="" envx=(-u RDMAV_DRIVERS) must
+	must=("${PYV_MUST_RUN[@]}")
+	# libstellar devices: through the provider RDMAV_DRIVERS names
+	[[ $dev == stellar* ]] && envx=() && must=()
 	ver=$(dpkg-query -W -f '${Version}' python3-pyverbs 2>/dev/null | sed 's/-.*//')
 	tests=$PWD/build/rdma-core/rdma-core-$ver/tests
 	[[ -f $tests/run_tests.py ]] ||
@@ -27,7 +32,7 @@ s_pyverbs() {
 	rm -rf "$RUN/pyverbs" && mkdir -p "$RUN/pyverbs" && cp -r "$tests" "$RUN/pyverbs/tests"
 	for m in "${PYV_MODULES[@]}"; do
 		rc=0
-		out=$(cd "$RUN/pyverbs" && env -u RDMAV_DRIVERS timeout -k 5 300 \
+		out=$(cd "$RUN/pyverbs" && env "${envx[@]}" timeout -k 5 300 \
 			python3 tests/run_tests.py --dev "$dev" --gid "$STL_GIDX" -v "$m" 2>&1) || rc=$?
 		echo "=== $m on $dev (exit $rc)"
 		echo "$out" | grep -E ' \.\.\. |^Ran |^OK|^FAILED'
@@ -43,7 +48,7 @@ s_pyverbs() {
 	done
 	# unittest -v puts a docstring's first line, and the result, on the
 	# line after the test's name.
-	for t in "${PYV_MUST_RUN[@]}"; do
+	for t in "${must[@]}"; do
 		echo "$all" | awk -v t="$t" 'index($0, t " (") == 1 { n = NR + 1; if (/ \.\.\. ok$/) f = 1 }
 			NR == n && / \.\.\. ok$/ { f = 1 } END { exit !f }' ||
 			why "$t on $dev did not pass: $(echo "$all" | grep -A1 -E "^$t \\(" | tr '\n' ' ')"
@@ -57,3 +62,4 @@ s_pyverbs_delete() { run rdma link delete rxe_s0 || why "rdma link delete rxe_s0
 scenario pyverbs_rings_add s_pyverbs_add
 scenario pyverbs_rxe_s0 s_pyverbs rxe_s0
 scenario pyverbs_rings_delete s_pyverbs_delete
+scenario pyverbs_stellar0 s_pyverbs stellar0
