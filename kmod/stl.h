@@ -361,7 +361,8 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  *	flushed by Stellar
  * @ring_entry: in the device's ring_qps
  * @work: pulls the receive ring and flushes, in process context
- * @modify_lock: serialises modify_qp: ib_core updates the parent QP's
+ * @modify_lock: serialises the parent QP's state changes (modify_qp and
+ *	@work's move to the error state): ib_core updates the parent QP's
  *	source GID reference (av_sgid_attr) without a lock, so two
  *	concurrent modifies with a path would lose one reference
  */

@@ -1117,7 +1117,7 @@ static void stl_ring_qp_work(struct work_struct *work)
 {
 	struct stl_qp *sqp = container_of(work, struct stl_qp, work);
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	bool fenced;
+	bool fenced, moved = false;
 
 	if (!READ_ONCE(sqp->err))
 		goto run;
@@ -1134,8 +1134,18 @@ static void stl_ring_qp_work(struct work_struct *work)
 			   STL_FENCE_NONE : STL_FENCE_POSTED);
 	fenced = READ_ONCE(sqp->fence) == STL_FENCE_POSTED;
 	mutex_unlock(&sqp->sq.mutex);
-	/* A refused entry or a parent error: the parent flushes too. */
-	if (!fenced && !ib_modify_qp(sqp->pqp, &attr, IB_QP_STATE)) {
+	/*
+	 * A refused entry or a parent error: the parent flushes too; unless
+	 * the process moved the QP on meanwhile (a reset clears @err), which
+	 * modify_lock orders with this.
+	 */
+	if (!fenced) {
+		mutex_lock(&sqp->modify_lock);
+		moved = READ_ONCE(sqp->err) &&
+			!ib_modify_qp(sqp->pqp, &attr, IB_QP_STATE);
+		mutex_unlock(&sqp->modify_lock);
+	}
+	if (moved) {
 		mutex_lock(&sqp->sq.mutex);
 		stl_sq_mark(sqp);
 		mutex_unlock(&sqp->sq.mutex);
