@@ -27,6 +27,7 @@
 #define STL_MAX_PD		1024
 #define STL_MAX_MR		16384
 #define STL_MAX_AH		4096
+#define STL_MAX_MW		4096
 #define STL_MAX_SRQ		1024
 #define STL_MAX_MR_PAGES	(1UL << 20)	/* 4 GiB of 4 KiB pages */
 /* Longest MR: any start offset still fits in STL_MAX_MR_PAGES pages. */
@@ -97,6 +98,10 @@ struct stl_parent;
  * @ring_srqs: SRQs with rings, checked by @ring_work (@ring_lock)
  * @ring_lock: guards @ring_qps and @ring_srqs
  * @ring_work: the backstop: pulls receive rings nobody rang for, flushes
+ * @mws: rkey >> 8 -> struct stl_mw (devices with rings)
+ * @mw_lock: serialises binds and invalidations of windows, and an MR's
+ *	deregistration against binds to it
+ * @n_mw: windows alive now
  */
 struct stl_dev {
 	struct ib_device ibdev;
@@ -123,6 +128,9 @@ struct stl_dev {
 	struct list_head ring_srqs;
 	struct mutex ring_lock;
 	struct delayed_work ring_work;
+	struct xarray mws;
+	struct mutex mw_lock;
+	atomic_t n_mw;
 };
 
 static inline struct stl_dev *to_stl_dev(struct ib_device *ibdev)
@@ -359,6 +367,8 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  *	entries before it (STL_FENCE_*, stl_ring.c)
  * @err: the QP is in the error state: what the parent does not hold is
  *	flushed by Stellar
+ * @local_wait: a window entry waits for the entries before it (a marker
+ *	follows them; under sq.mutex)
  * @ring_entry: in the device's ring_qps
  * @work: pulls the receive ring and flushes, in process context
  * @modify_lock: serialises the parent QP's state changes (modify_qp and
@@ -382,6 +392,7 @@ struct stl_qp {
 	bool marked;
 	u8 fence;
 	bool err;
+	bool local_wait;
 	struct list_head ring_entry;
 	struct work_struct work;
 	struct mutex modify_lock;
@@ -417,6 +428,7 @@ struct stl_fmr {
  * @iova: first address work requests may use
  * @length: bytes from @iova that work requests may use
  * @access: IB_ACCESS_* flags
+ * @num_mw: memory windows bound to it (under the device's mw_lock)
  * @rcu: frees the object after lockless lookups are done
  */
 struct stl_mr {
@@ -427,7 +439,46 @@ struct stl_mr {
 	u64 iova;
 	u64 length;
 	int access;
+	unsigned int num_mw;
 	struct rcu_head rcu;
+};
+
+/**
+ * struct stl_mw - memory window: a parent fast-registration MR (stl_mw.c)
+ * @ibmw: core object; its rkey is the parent MR's
+ * @pmr: the parent MR
+ * @mr: the MR it is bound to, NULL if none (under the device's mw_lock)
+ * @pages: the bound pages, one reference each, until the parent has
+ *	invalidated the binding
+ * @npages: entries of @pages (0: nothing held)
+ * @sgt: @pages mapped for the parent
+ * @bound: valid at the parent as far as Stellar knows
+ * @remote_inv: a peer's SEND with Invalidate freed it at the parent
+ */
+struct stl_mw {
+	struct ib_mw ibmw;
+	struct ib_mr *pmr;
+	struct stl_mr *mr;
+	struct page **pages;
+	unsigned int npages;
+	struct sg_table sgt;
+	bool bound;
+	bool remote_inv;
+};
+
+static inline struct stl_mw *to_stl_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct stl_mw, ibmw);
+}
+
+/* The window fields of a BIND_MW send ring entry (kernel copy). */
+struct stl_mw_wr {
+	u64 addr;
+	u64 length;
+	u32 mr_lkey;
+	u32 mw_rkey;
+	u32 rkey;
+	u32 access;
 };
 
 static inline struct stl_mr *to_stl_mr(struct ib_mr *ibmr)
@@ -527,6 +578,16 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      struct ib_udata *udata);
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 void stl_pd_reg_teardown(struct stl_pd *spd);
+int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
+		     struct ib_send_wr *wr);
+
+/* stl_mw.c */
+int stl_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int stl_dealloc_mw(struct ib_mw *ibmw);
+int stl_mw_bind(struct stl_qp *sqp, const struct stl_mw_wr *mw);
+int stl_mw_local_invalidate(struct stl_qp *sqp, u32 rkey);
+void stl_mw_remote_invalidated(struct stl_dev *sdev, u32 rkey);
+bool stl_mw_mr_busy(struct stl_dev *sdev, struct stl_mr *smr);
 void stl_mr_parent_lost(struct stl_dev *sdev);
 
 /* stl_ring.c */

@@ -167,6 +167,7 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 
 	WARN_ON(!xa_empty(&sdev->mrs));
 	xa_destroy(&sdev->mrs);
+	xa_destroy(&sdev->mws);
 	stl_ring_dev_fini(sdev);
 	pvdma_cache_destroy(&sdev->pins);
 	if (sdev->ev_registered)
@@ -413,6 +414,8 @@ static int stl_create(const char *name, const struct stl_want *want)
 	get_device(&sdev->ibdev.dev);
 	/* What stl_dealloc_driver() releases on every path. */
 	xa_init(&sdev->mrs);
+	xa_init(&sdev->mws);
+	mutex_init(&sdev->mw_lock);
 	stl_ring_dev_init(sdev);
 	/* Devices named rxe* speak the rxe user ABI (stl_ring.c). */
 	sdev->rings = !strncmp(name, STL_RING_NAME_PREFIX,
@@ -641,6 +644,10 @@ static const struct ib_device_ops stl_ring_dev_ops = {
 	.mmap = stl_mmap,
 	.mmap_free = stl_mmap_free,
 	.resize_cq = stl_resize_cq,
+	.alloc_mw = stl_alloc_mw,
+	.dealloc_mw = stl_dealloc_mw,
+
+	INIT_RDMA_OBJ_SIZE(ib_mw, stl_mw, ibmw),
 };
 
 const struct ib_device_ops stl_dev_ops = {

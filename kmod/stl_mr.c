@@ -275,13 +275,20 @@ out_reset:
 	return ret;
 }
 
-/*
- * Post one work request on the PD's registration QP and wait for it.  A
- * failed work request (the QP in error, whatever put it there) is retried
- * once on a new QP, at most every STL_REG_RETRY_INTERVAL per PD.
- * Context: takes spd->reg_lock.
+/**
+ * stl_pd_post_wait() - run a work request on the PD's registration QP
+ * @sdev: the device
+ * @spd: the PD
+ * @wr: REG_MR or LOCAL_INV of a parent MR of the PD
+ *
+ * Posts @wr and waits for its completion.  A failed work request (the QP
+ * in error, whatever put it there) is retried once on a new QP, at most
+ * every STL_REG_RETRY_INTERVAL per PD.  Context: process; takes
+ * spd->reg_lock.
+ *
+ * Return: 0, or -errno (-EIO: the parent refused it).
  */
-static int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
+int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
 			    struct ib_send_wr *wr)
 {
 	int ret;
@@ -311,7 +318,8 @@ static int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
 		.wr.opcode = IB_WR_REG_MR,
 		.mr = fmr->pmr,
 		.key = fmr->pmr->rkey,
-		.access = access & ~IB_ACCESS_RELAXED_ORDERING,
+		.access = access & ~(IB_ACCESS_RELAXED_ORDERING |
+				     IB_ACCESS_MW_BIND),
 	};
 
 	return stl_pd_post_wait(sdev, spd, &reg.wr);
@@ -433,7 +441,9 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	bool writable;
 	int ret;
 
-	if (access & ~STL_MR_ACCESS_SUPPORTED)
+	/* Windows exist on devices with rings (stl_mw.c). */
+	if (access & ~(STL_MR_ACCESS_SUPPORTED |
+		       (sdev->rings ? IB_ACCESS_MW_BIND : 0)))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!stl_udata_empty(udata))
 		return ERR_PTR(-EINVAL);
@@ -527,8 +537,10 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct stl_mr *smr = to_stl_mr(ibmr);
 	struct stl_fmr *fmr = smr->fmr;
 
-	/* First make the key unusable for new work requests... */
-	xa_erase(&sdev->mrs, ibmr->lkey);
+	/* Windows bound to it: it stays (as on rxe). */
+	if (stl_mw_mr_busy(sdev, smr))
+		return -EINVAL;
+	/* The key is now unusable for new work requests (and binds)... */
 	/*
 	 * ...then for the parent: invalidated, the parent MR may be parked
 	 * for the next registration of the region; if that fails, or the

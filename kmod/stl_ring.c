@@ -536,6 +536,11 @@ static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
 			WRITE_ONCE(sqp->fence, STL_FENCE_NONE);
 		return true;
 	}
+	/* A peer's SEND with Invalidate freed a window at the parent. */
+	if (recv && wc->status == IB_WC_SUCCESS &&
+	    (wc->wc_flags & IB_WC_WITH_INVALIDATE))
+		stl_mw_remote_invalidated(to_stl_dev(sqp->ibqp.device),
+					  wc->ex.invalidate_rkey);
 	if (recv && sqp->ibqp.srq) {
 		ssrq = to_stl_srq(sqp->ibqp.srq);
 		idx = (u32)wc->wr_id;
@@ -937,6 +942,9 @@ static int stl_sq_translate(struct stl_dev *sdev, struct stl_qp *sqp,
 		u->atomic.swap = w->wr.atomic.swap;
 		u->atomic.rkey = w->wr.atomic.rkey;
 		break;
+	case IB_WR_SEND_WITH_INV:
+		s->ex.invalidate_rkey = w->ex.invalidate_rkey;
+		break;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		if (sqp->ibqp.qp_type == IB_QPT_UD) {
@@ -1034,6 +1042,72 @@ static void stl_sq_mark(struct stl_qp *sqp)
 	stl_sq_post_mark(sqp, STL_WR_MARK | sqp->sq.next);
 }
 
+/*
+ * A window entry (BIND_MW, LOCAL_INV) at @idx: run by Stellar itself
+ * (stl_mw.c) once every entry before it has completed, then completed here.
+ * Returns -EAGAIN while entries before it are in the parent: a marker
+ * follows them, and its completion runs the pull again (stl_ring_qp_work()).
+ * Context: sq.mutex held.
+ */
+static int stl_sq_local_op(struct stl_qp *sqp, u32 idx,
+			   const struct rxe_send_wqe *wqe)
+{
+	struct stl_cq *scq = to_stl_cq(sqp->ibqp.send_cq);
+	struct stl_uq *uq = &sqp->sq;
+	struct ib_uverbs_wc uwc = {};
+	struct stl_mw_wr mw;
+	unsigned long flags;
+	bool wake;
+
+	lockdep_assert_held(&uq->mutex);
+	if (READ_ONCE(uq->done) != idx) {
+		if (!sqp->local_wait &&
+		    !stl_sq_post_mark(sqp, STL_WR_MARK | idx))
+			sqp->local_wait = true;
+		return -EAGAIN;
+	}
+	sqp->local_wait = false;
+	uwc.wr_id = wqe->wr.wr_id;
+	uwc.qp_num = sqp->ibqp.qp_num;
+	uwc.port_num = 1;
+	if (wqe->wr.opcode == IB_WR_BIND_MW) {
+		mw.addr = wqe->wr.wr.mw.addr;
+		mw.length = wqe->wr.wr.mw.length;
+		mw.mr_lkey = wqe->wr.wr.mw.mr_lkey;
+		mw.mw_rkey = wqe->wr.wr.mw.mw_rkey;
+		mw.rkey = wqe->wr.wr.mw.rkey;
+		mw.access = wqe->wr.wr.mw.access;
+		uwc.opcode = IB_UVERBS_WC_BIND_MW;
+		uwc.status = stl_mw_bind(sqp, &mw);
+	} else {
+		uwc.opcode = IB_UVERBS_WC_LOCAL_INV;
+		uwc.status = stl_mw_local_invalidate(sqp,
+						     wqe->wr.ex.invalidate_rkey);
+	}
+	uq->wr[idx].wr_id = uwc.wr_id;
+	uq->wr[idx].psig = 0;
+	uq->wr[idx].bad = 0;
+	spin_lock_irqsave(&scq->lock, flags);
+	if (uwc.status != IB_WC_SUCCESS || sqp->sig_all ||
+	    (wqe->wr.send_flags & IB_SEND_SIGNALED))
+		stl_ucq_push(scq, &uwc);
+	stl_uq_complete(uq, idx);
+	wake = scq->notify;
+	if (wake)
+		scq->notify = 0;
+	spin_unlock_irqrestore(&scq->lock, flags);
+	if (wake && scq->ibcq.comp_handler)
+		scq->ibcq.comp_handler(&scq->ibcq, scq->ibcq.cq_context);
+	uq->next = (idx + 1) & uq->ring.mask;
+	if (uwc.status != IB_WC_SUCCESS) {
+		/* As on rxe: the QP goes to the error state. */
+		stl_count(to_stl_dev(sqp->ibqp.device), STL_CNT_BAD_WRS, 1);
+		WRITE_ONCE(sqp->err, true);
+		queue_work(system_wq, &sqp->work);
+	}
+	return 0;
+}
+
 static int stl_sq_pull(struct stl_qp *sqp)
 {
 	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
@@ -1057,6 +1131,12 @@ static int stl_sq_pull(struct stl_qp *sqp)
 
 		memcpy(wqe, stl_ring_slot(&uq->ring, idx), 1U << uq->ring.log2);
 		wr_id = wqe->wr.wr_id;
+		if (wqe->wr.opcode == IB_WR_BIND_MW ||
+		    wqe->wr.opcode == IB_WR_LOCAL_INV) {
+			if (stl_sq_local_op(sqp, idx, wqe))
+				break;
+			continue;
+		}
 		rcu_read_lock();	/* the AH: stl_ring_ah_destroy() */
 		ret = stl_sq_translate(sdev, sqp, wqe, &u, &inl, &inl_len);
 		if (!ret)
@@ -1119,6 +1199,12 @@ static void stl_ring_qp_work(struct work_struct *work)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	bool fenced, moved = false;
 
+	/* A window entry waited for the entries before it. */
+	if (READ_ONCE(sqp->local_wait)) {
+		mutex_lock(&sqp->sq.mutex);
+		stl_sq_pull(sqp);
+		mutex_unlock(&sqp->sq.mutex);
+	}
 	if (!READ_ONCE(sqp->err))
 		goto run;
 	/*

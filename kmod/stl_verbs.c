@@ -86,6 +86,10 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->max_srq_wr = min_t(u32, rounddown_pow_of_two(pa->max_srq_wr + 1) - 1,
 					 STL_RING_MAX_ENTRIES - 1);
 		attr->max_srq_sge = pa->max_srq_sge;
+		/* Windows of both types (stl_mw.c). */
+		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		attr->max_mw = STL_MAX_MW;
 	}
 	/*
 	 * Every queue the limits allow must fit the device's quotas: a QP is

@@ -6,17 +6,22 @@
 # userlib/tests/rdma-core-build.sh under build/rdma-core) on ring device
 # rxe_s0: no test may fail or err but those that do on plain rxe0 too
 # (PYV_RXE_FAILS; run `s_pyverbs rxe0` to see them there).  Tests a device does not support skip (the scenario log lists
-# why); the ring device skips more than rxe0: memory windows (MW-bound MRs
-# are refused) and rereg MR (EOPNOTSUPP).  The tests of PYV_MUST_RUN must
-# pass, not skip.  The same suite runs on stellar0 through libstellar
-# (RDMAV_DRIVERS kept), less PYV_MUST_RUN: libstellar has no resize CQ.
+# why); rxe0 and the ring device skip the same (rereg MR: EOPNOTSUPP).  The
+# tests of PYV_MUST_RUN must pass, not skip: resize CQ and the memory
+# windows (MWTest: type 1 and 2, bound, used by the peer with bytes
+# checked, then invalidated by a rebind, locally, by the peer, by dealloc,
+# after which the peer's access must fail).  The same suite runs on
+# stellar0 through libstellar (RDMAV_DRIVERS kept), less PYV_MUST_RUN:
+# libstellar has no resize CQ and no windows.
 
 PYV_MODULES=(test_device test_pd test_cq test_cq_events test_cqex test_mr test_qp test_qpex
 	test_addr test_atomic test_fork test_relaxed_ordering)
 # Tests that err on plain rxe0 too (the kernel's rxe, not the ring device):
 # ATOMIC_WRITE, which 6.1's rxe lacks, errs instead of skipping.
 PYV_RXE_FAILS='test_qp_ex_rc_atomic_write'
-PYV_MUST_RUN=(test_resize_cq)
+PYV_MUST_RUN=(test_resize_cq test_mw_type1 test_invalidate_mw_type1 test_mw_type2
+	test_mw_type2_invalidate_local test_mw_type2_invalidate_remote
+	test_mw_type2_invalidate_dealloc)
 
 # The pyverbs tests of the system's rdma-core release on device $1.
 s_pyverbs() {
