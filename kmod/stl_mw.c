@@ -31,13 +31,14 @@
 /* Drop the window's binding; the parent must no longer use its pages. */
 static void stl_mw_release(struct stl_mw *smw)
 {
+	struct stl_dev *sdev = to_stl_dev(smw->ibmw.device);
 	unsigned int i;
 
-	lockdep_assert_held(&to_stl_dev(smw->ibmw.device)->mw_lock);
+	lockdep_assert_held(&sdev->mw_lock);
 	if (!smw->npages)
 		return;
-	ib_dma_unmap_sgtable_attrs(smw->pmr->device, &smw->sgt,
-				   DMA_BIDIRECTIONAL, 0);
+	/* The parent device: @pmr may be gone already (stl_dealloc_mw()). */
+	ib_dma_unmap_sgtable_attrs(sdev->pdev, &smw->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&smw->sgt);
 	for (i = 0; i < smw->npages; i++)
 		put_page(smw->pages[i]);
