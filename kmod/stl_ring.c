@@ -943,8 +943,12 @@ static int stl_sq_translate(struct stl_dev *sdev, struct stl_qp *sqp,
 		u->atomic.rkey = w->wr.atomic.rkey;
 		break;
 	case IB_WR_SEND_WITH_INV:
-		s->ex.invalidate_rkey = w->ex.invalidate_rkey;
-		break;
+		/*
+		 * Refused: rxe invalidates whatever fast-registration MR of
+		 * the device the key names, of any PD (rxe_invalidate_mr()):
+		 * other tenants' MRs, the host's own.
+		 */
+		return -EINVAL;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		if (sqp->ibqp.qp_type == IB_QPT_UD) {
