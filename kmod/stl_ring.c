@@ -575,6 +575,13 @@ static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
 	uwc.sl = wc->sl;
 	uwc.dlid_path_bits = wc->dlid_path_bits;
 	uwc.port_num = 1;
+	/*
+	 * The slot is free before the completion shows, as on rxe: a process
+	 * that polled it may post again at once and must not find the queue
+	 * full (perftest's latency tests run with one entry).
+	 */
+	if (!ssrq)
+		stl_uq_complete(uq, idx);
 	if (recv || w->signaled || uwc.status != IB_WC_SUCCESS)
 		stl_ucq_push(scq, &uwc);
 	if (uwc.status != IB_WC_SUCCESS)
@@ -585,7 +592,6 @@ static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
 			queue_work(system_wq, &ssrq->work);
 		return READ_ONCE(sqp->err);
 	}
-	stl_uq_complete(uq, idx);
 	return recv || READ_ONCE(sqp->err);
 }
 
@@ -823,9 +829,9 @@ static void stl_uq_flush(struct stl_qp *sqp, struct stl_uq *uq,
 		uwc.opcode = recv ? IB_WC_RECV : IB_WC_SEND;
 		uwc.qp_num = sqp->ibqp.qp_num;
 		uwc.port_num = 1;
-		stl_ucq_push(scq, &uwc);
 		uq->next = (uq->next + 1) & uq->ring.mask;
 		stl_uq_complete(uq, uq->done);
+		stl_ucq_push(scq, &uwc);
 	}
 out:
 	spin_unlock_irqrestore(&scq->lock, flags);
@@ -1092,10 +1098,10 @@ static int stl_sq_local_op(struct stl_qp *sqp, u32 idx,
 	uq->wr[idx].psig = 0;
 	uq->wr[idx].bad = 0;
 	spin_lock_irqsave(&scq->lock, flags);
+	stl_uq_complete(uq, idx);
 	if (uwc.status != IB_WC_SUCCESS || sqp->sig_all ||
 	    (wqe->wr.send_flags & IB_SEND_SIGNALED))
 		stl_ucq_push(scq, &uwc);
-	stl_uq_complete(uq, idx);
 	wake = scq->notify;
 	if (wake)
 		scq->notify = 0;
