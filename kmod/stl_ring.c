@@ -1288,7 +1288,8 @@ void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 	case IB_QPS_RESET:
 		/* The parent dropped what it held; so do the rings. */
 		mutex_lock(&sqp->rq.mutex);
-		mutex_lock(&sqp->sq.mutex);
+		/* One class for both queues' mutexes: always rq, then sq. */
+		mutex_lock_nested(&sqp->sq.mutex, SINGLE_DEPTH_NESTING);
 		WRITE_ONCE(sqp->err, false);
 		WRITE_ONCE(sqp->fence, STL_FENCE_NONE);
 		sqp->marked = false;
