@@ -221,6 +221,7 @@ struct stl_uwr {
  * @max_sge: most SGEs of an entry
  * @max_inline: most bytes of inline data (send queue)
  * @wqe: scratch copy of the entry being taken (@mutex)
+ * @sbuf: send queue: the work request built from @wqe (@mutex)
  * @mm: the address space of the process that made the queue (compared,
  *	never dereferenced): its doorbells pull this receive queue too
  * @mm_node: in the table of receive queues by @mm (stl_ring.c)
@@ -235,6 +236,7 @@ struct stl_uq {
 	u32 max_sge;
 	u32 max_inline;
 	void *wqe;
+	struct stl_send_buf *sbuf;
 	struct mm_struct *mm;
 	struct hlist_node mm_node;
 	bool srq;

@@ -43,4 +43,16 @@ static inline struct ib_udata *stl_create_cq_udata(struct ib_udata *udata)
 }
 #endif
 
+/*
+ * Until 6.5, rxe calls a kernel CQ's completion handler from the CQ's own
+ * tasklet with no lock held (rxe_send_complete()), so the handler may poll
+ * the CQ at once; since then it calls it from rxe_cq_post() under the CQ's
+ * lock, in process context.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 5, 0)
+#define STL_RXE_COMP_UNLOCKED_TASKLET 1
+#else
+#define STL_RXE_COMP_UNLOCKED_TASKLET 0
+#endif
+
 #endif /* STL_COMPAT_H */

@@ -307,6 +307,17 @@ static void stl_ring_cq_fill_work(struct work_struct *work)
 void stl_ring_cq_comp(struct stl_cq *scq)
 {
 	/*
+	 * rxe's CQ tasklet (before 6.5) holds no lock of the CQ: the ring is
+	 * filled right here, a tasklet's run sooner (it would queue behind
+	 * the parent's own tasklets and packets).
+	 */
+	if (STL_RXE_COMP_UNLOCKED_TASKLET && in_serving_softirq() &&
+	    !in_hardirq() &&
+	    scq->pcq->device->ops.driver_id == RDMA_DRIVER_RXE) {
+		stl_ring_cq_fill(scq);
+		return;
+	}
+	/*
 	 * From process context (rxe's work items since 6.5), a tasklet would
 	 * wait for ksoftirqd or the next interrupt; a high-priority worker
 	 * is picked at once.
@@ -592,7 +603,13 @@ static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
 			queue_work(system_wq, &ssrq->work);
 		return READ_ONCE(sqp->err);
 	}
-	return recv || READ_ONCE(sqp->err);
+	/*
+	 * Receive entries the process posted since the last pass go to the
+	 * parent now; none posted: nothing to wake a worker for (the next
+	 * doorbell or the backstop takes later ones).
+	 */
+	return (recv && stl_ring_uprod(&uq->ring) != READ_ONCE(uq->next)) ||
+	       READ_ONCE(sqp->err);
 }
 
 /**
@@ -636,13 +653,18 @@ void stl_ring_cq_fill(struct stl_cq *scq)
 	wake = scq->uprod != before && scq->notify;
 	if (wake)
 		scq->notify = 0;
-	spin_unlock_irqrestore(&scq->lock, flags);
-
+	/*
+	 * Both under the lock: a fill called straight from the parent's
+	 * tasklet is not waited for by stl_ring_cq_quiesce() as a fill
+	 * tasklet or work item is; once it holds the lock, this touches
+	 * the CQ no more.  (uverbs' handler only queues an event.)
+	 */
 	if (wake && scq->ibcq.comp_handler)
 		scq->ibcq.comp_handler(&scq->ibcq, scq->ibcq.cq_context);
 	/* Completions may wait that no event will announce: later. */
 	if (more)
 		queue_work(system_highpri_wq, &scq->fill_work);
+	spin_unlock_irqrestore(&scq->lock, flags);
 }
 
 /**
@@ -695,8 +717,10 @@ static void stl_uq_fini(struct stl_uq *uq)
 	stl_ring_free(&uq->ring);
 	kvfree(uq->wr);
 	kfree(uq->wqe);
+	kfree(uq->sbuf);
 	uq->wr = NULL;
 	uq->wqe = NULL;
+	uq->sbuf = NULL;
 }
 
 static void stl_ring_qp_work(struct work_struct *work);
@@ -737,6 +761,11 @@ int stl_ring_qp_create(struct stl_qp *sqp, struct ib_qp_init_attr *init,
 	ret = stl_uq_init(&sqp->sq, uc, &nsq, sq_elem, &resp.sq_mi);
 	if (ret)
 		return ret;
+	sqp->sq.sbuf = kmalloc(sizeof(*sqp->sq.sbuf), GFP_KERNEL_ACCOUNT);
+	if (!sqp->sq.sbuf) {
+		ret = -ENOMEM;
+		goto err_sq;
+	}
 	/* A QP on an SRQ has no receive ring (librxe maps none): its lock
 	 * is still taken by the state changes and the backstop.
 	 */
@@ -1131,9 +1160,7 @@ static int stl_sq_pull(struct stl_qp *sqp)
 	int ret = 0;
 
 	lockdep_assert_held(&uq->mutex);
-	b = kmalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
-		return -ENOMEM;
+	b = uq->sbuf;
 	prod = stl_ring_uprod(&uq->ring);
 	while (uq->next != prod && !READ_ONCE(sqp->err)) {
 		u32 idx = uq->next;
@@ -1183,7 +1210,6 @@ static int stl_sq_pull(struct stl_qp *sqp)
 		stl_count(sdev, STL_CNT_SEND_WRS, 1);
 		uq->next = (idx + 1) & uq->ring.mask;
 	}
-	kfree(b);
 	return ret;
 }
 
