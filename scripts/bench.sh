@@ -12,6 +12,23 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 make -s all
 
+# perftest over upstream releases' libibverbs and librxe as well
+# (tests/bench/perf-guest.sh): the releases, and stand-ins for the vendor
+# libraries Debian's perftest is linked with
+RELEASES=${STL_BENCH_RELEASES-39.0 64.0}
+export STL_BENCH_RELEASES=$RELEASES
+for v in $RELEASES; do
+	sh userlib/tests/rdma-core-build.sh "$v" build >/dev/null
+done
+stubs=build/bench/perftest-stubs
+mkdir -p "$stubs"
+for lib in mlx5 efa; do
+	cc -shared -fPIC -O2 -Wall -Wextra -DSTL_STUB_${lib^^} \
+		-Wl,--version-script="tests/bench/stl_perftest_$lib.map" \
+		-Wl,-soname,"lib$lib.so.1" -o "$stubs/lib$lib.so.1" \
+		tests/bench/stl_perftest_stubs.c
+done
+
 run() {
 	local out=$1
 	shift

@@ -77,9 +77,10 @@
 # SLUB runs CMPXCHG16B on every allocation, and the next interrupt return
 # double-faulted (seen in rxe's requester, EFLAGS = a slab pointer | 0x202).
 # Without CX16 the kernel's SLUB takes its locked path instead.
-# Every STL_FUZZ_*, STL_SCENARIO_* and STL_LC_* variable is exported to
-# SCRIPT as it is here (STL_SCENARIO_SKIP: see tests/kernel/lib.sh;
-# STL_LC_ITER: tests/kernel/scenarios/20-lifecycle.sh).
+# Every STL_FUZZ_*, STL_SCENARIO_*, STL_LC_* and STL_BENCH_* variable is
+# exported to SCRIPT as it is here (STL_SCENARIO_SKIP: see tests/kernel/lib.sh;
+# STL_LC_ITER: tests/kernel/scenarios/20-lifecycle.sh; STL_BENCH_*:
+# tests/bench/perf-guest.sh).
 #
 # Another kernel (the debug kernel of scripts/debug-kernel.sh):
 #   STL_VM_KERNEL=FILE  boot FILE (a bzImage, or a vmlinux with a PVH entry
@@ -851,7 +852,7 @@ host_main() {
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
 			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh) and the
 			# scenario filter (tests/kernel/lib.sh) reach the guest
-			for v in ${!STL_FUZZ_@} ${!STL_SCENARIO_@} ${!STL_LC_@}; do
+			for v in ${!STL_FUZZ_@} ${!STL_SCENARIO_@} ${!STL_LC_@} ${!STL_BENCH_@}; do
 				printf 'export %s=%q\n' "$v" "${!v}"
 			done
 		} >"$dir/job.env"
