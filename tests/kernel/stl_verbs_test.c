@@ -99,7 +99,7 @@ static int skip(const char *fmt, ...)
 			return try_r_;				\
 	} while (0)
 
-enum res_kind { R_MAP, R_MR, R_QP, R_CQ, R_PD, R_AH, R_CHAN };
+enum res_kind { R_MAP, R_MR, R_QP, R_CQ, R_PD, R_AH, R_CHAN, R_MW };
 
 struct res {
 	enum res_kind kind;
@@ -156,6 +156,9 @@ static int res_release(const struct res *r, const char **what)
 	case R_CHAN:
 		*what = "ibv_destroy_comp_channel";
 		return ibv_destroy_comp_channel(r->p);
+	case R_MW:
+		*what = "ibv_dealloc_mw";
+		return ibv_dealloc_mw(r->p);
 	}
 	return 0;
 }
@@ -2678,6 +2681,102 @@ static int t_alloc_mw_is_unsupported(void)
 	return expect_unsupported(mw != NULL, "ibv_alloc_mw");
 }
 
+/* ================================================ memory windows */
+
+/*
+ * A window of 4 KiB at offset 4 KiB of B's 64 KiB buffer, whose MR grants
+ * no remote access itself: bound on B's QP (type 2) or with ibv_bind_mw
+ * (type 1); A writes 64 bytes into it (they land), then once at @off from
+ * the window's start, which must fail with REM_ACCESS_ERR and change no
+ * byte outside what the first write wrote.
+ */
+#define MW_OFF 4096
+#define MW_LEN 4096
+
+static int mw_access(enum ibv_mw_type type, long off)
+{
+	struct neg n;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	struct ibv_mw_bind_info bi;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	int rc;
+
+	if (!(side_b.attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) ||
+	    side_b.attr.max_mw == 0)
+		return skip("%s has no memory windows (max_mw %d)", side_b.name,
+			    side_b.attr.max_mw);
+	TRY(neg_open(&n, NULL));
+	mr = mr_reg(n.p.b.pd, n.dst, NEG_LEN,
+		    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	CHECK(mr, "ibv_reg_mr with MW_BIND failed: %s", strerror(errno));
+	mw = track(R_MW, ibv_alloc_mw(n.p.b.pd, type), 0);
+	CHECK(mw, "ibv_alloc_mw(type %d) failed: %s", type, strerror(errno));
+	bi = (struct ibv_mw_bind_info){
+		.mr = mr, .addr = (uintptr_t)n.dst + MW_OFF, .length = MW_LEN,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	if (type == IBV_MW_TYPE_2) {
+		struct ibv_send_wr wr = { .wr_id = 0xB1D, .opcode = IBV_WR_BIND_MW,
+					  .send_flags = IBV_SEND_SIGNALED };
+
+		rkey = ibv_inc_rkey(mw->rkey);
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = rkey;
+		wr.bind_mw.bind_info = bi;
+		rc = post_send1(n.p.b.qp, &wr);
+		CHECK(!rc, "BIND_MW post returned %s", errname(rc));
+	} else {
+		struct ibv_mw_bind mb = { .wr_id = 0xB1D,
+					  .send_flags = IBV_SEND_SIGNALED,
+					  .bind_info = bi };
+
+		rc = ibv_bind_mw(n.p.b.qp, mw, &mb);
+		CHECK(!rc, "ibv_bind_mw returned %s", errname(rc));
+		rkey = mw->rkey;
+	}
+	TRY(wait_wc(n.p.b.cq, &wc, "completion of the bind"));
+	TRY(expect_wc(&wc, "bind", IBV_WC_SUCCESS, IBV_WC_BIND_MW, 0xB1D));
+
+	{
+		struct ibv_sge sge = { (uintptr_t)n.src, 64, n.msrc->lkey };
+		struct ibv_send_wr wr = { .wr_id = 0x600D, .sg_list = &sge,
+					  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE };
+
+		wr.wr.rdma.remote_addr = (uintptr_t)n.dst + MW_OFF + 128;
+		wr.wr.rdma.rkey = rkey;
+		TRY(run_send(&n.p, &wr, "RDMA WRITE inside the window",
+			     IBV_WC_RDMA_WRITE));
+		CHECK(!memcmp(n.dst + MW_OFF + 128, n.src, 64),
+		      "the write through the window did not land");
+		memset(n.dst + MW_OFF + 128, PAT_GUARD, 64);
+	}
+	TRY(expect_rem_access_err(&n, IBV_WR_RDMA_WRITE,
+				  n.dst + MW_OFF + off, rkey));
+	return T_PASS;
+}
+
+static int t_mw_type2_write_past_window_end_completes_rem_access_err(void)
+{
+	return mw_access(IBV_MW_TYPE_2, MW_LEN - 32);
+}
+
+static int t_mw_type2_write_before_window_start_completes_rem_access_err(void)
+{
+	return mw_access(IBV_MW_TYPE_2, -32);
+}
+
+static int t_mw_type2_write_into_rest_of_mr_completes_rem_access_err(void)
+{
+	return mw_access(IBV_MW_TYPE_2, MW_LEN + 4096);
+}
+
+static int t_mw_type1_write_past_window_end_completes_rem_access_err(void)
+{
+	return mw_access(IBV_MW_TYPE_1, MW_LEN - 32);
+}
+
 /* ================================================================ driver */
 
 /* ================================================ device limits */
@@ -3175,6 +3274,10 @@ static const struct test tests[] = {
 	T(create_srq_is_unsupported),
 	T(open_xrcd_is_unsupported),
 	T(alloc_mw_is_unsupported),
+	T(mw_type2_write_past_window_end_completes_rem_access_err),
+	T(mw_type2_write_before_window_start_completes_rem_access_err),
+	T(mw_type2_write_into_rest_of_mr_completes_rem_access_err),
+	T(mw_type1_write_past_window_end_completes_rem_access_err),
 	T(recv_wc_flags_are_uverbs_bits),
 	T(recv_send_with_inv_reports_ibv_wc_with_inv),
 	T(qkey_controlled_in_ud_wr_is_replaced_when_unprivileged),

@@ -124,6 +124,22 @@ scenario rings_verbs_rxe_s0_to_rxe0 with_librxe s_verbs rxe_s0 rxe0 "${POSITIVE[
 # ibv_resize_cq on a ring (the suite above skips it where unsupported;
 # here it must run): unpolled completions move, in order.
 scenario rings_cq_resize_rxe_s0 with_librxe s_verbs rxe_s0 rxe_s1 -t 'cq_resize_*'
+# Memory windows on the ring device (B, the second device named): bound to
+# 4 KiB of an MR that grants no remote access itself, written through by
+# A, and accesses past the window's end, before its start and into the rest
+# of the MR refused with REM_ACCESS_ERR, no byte changed; all four must run.
+s_rings_mw() {
+	local out rc=0
+	out=$(timeout -k 5 600 "$VERBS_TEST" -a "$1" -b "$2" -g "$STL_GIDX" -t 'mw_*' 2>&1) || rc=$?
+	echo "$out"
+	((rc == 0)) ||
+		why "stl_verbs_test exit $rc: $(grep -E '^FAIL' <<<"$out" | head -n 3 | tr '\n' ';')"
+	[[ $(tail -n 1 <<<"$out") == '4 passed, 0 failed' ]] ||
+		why "want '4 passed, 0 failed', got '$(tail -n 1 <<<"$out")'"
+	[[ -z $WHY ]]
+}
+scenario rings_mw_rxe_s1_to_rxe_s0 with_librxe s_rings_mw rxe_s1 rxe_s0
+scenario rings_mw_rxe0_to_rxe_s0 with_librxe s_rings_mw rxe0 rxe_s0
 scenario rings_write_bw_rxe_s0_rxe_s1 with_librxe perftest_local ib_write_bw rxe_s1 rxe_s0 18710 -n 200
 scenario rings_send_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_send_lat rxe_s1 rxe_s0 18711 -n 200
 scenario rings_read_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_read_lat rxe_s1 rxe_s0 18712 -n 200
