@@ -297,12 +297,13 @@ static void stl_ring_cq_fill_work(struct work_struct *work)
  * stl_ring_cq_comp() - the parent's completion handler, for a CQ with a ring
  * @scq: the CQ
  *
- * Polls nothing here: a parent may call its handler with its own CQ lock
- * held (rxe since 6.5) or from a hard interrupt (mlx5), and polling takes
- * that lock.  The ring is filled from a tasklet instead when the handler
- * runs in interrupt context (rxe's tasklets before 6.5): it runs as soon as
- * that context ends, on this CPU, ahead of any process (a work item waited
- * for the polling process's time slice there: milliseconds).
+ * Polls the parent CQ here only from rxe's CQ tasklet before 6.5, which
+ * holds no lock of it.  Otherwise a parent may call its handler with its
+ * own CQ lock held (rxe since 6.5) or from a hard interrupt (mlx5), and
+ * polling takes that lock: the ring is filled from a tasklet when the
+ * handler runs in interrupt context (it runs as soon as that context ends,
+ * on this CPU, ahead of any process; a work item waited for the polling
+ * process's time slice there: milliseconds), else from a work item.
  */
 void stl_ring_cq_comp(struct stl_cq *scq)
 {
