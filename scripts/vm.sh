@@ -67,6 +67,10 @@
 # With two VMs, once one VM has failed the other gets STL_VM_PEER_GRACE
 # seconds (default 30) to finish, then it is stopped.  2 means the harness
 # itself could not run (bad usage, missing tools).
+# A VM whose guest has not started SCRIPT STL_VM_BOOT_LIMIT seconds (default
+# 240; a boot takes ~10 s) after QEMU started hung while booting: it is
+# stopped, and every VM boots again, once (as after a kernel that died
+# while booting, below).
 #
 # Other environment: KVER (kernel version; default from scripts/kver.sh),
 # STL_VM_APPEND (extra kernel command line, e.g. "dyndbg=module stellar +p").
@@ -689,6 +693,9 @@ vm_verdict() {
 			why+=("blocked tasks and CPU backtraces are at the end of the console log")
 		fi
 		CODE=124
+	elif [[ -e $dir/boot-hung ]]; then
+		why+=("the guest did not start within $BOOT_LIMIT s (boot hung), twice")
+		CODE=1
 	elif [[ -e $dir/stopped-by-host ]]; then
 		why+=("stopped $PEER_GRACE s after the other VM failed")
 		CODE=1
@@ -715,27 +722,44 @@ vm_verdict() {
 	fi
 }
 
-# Did a VM's kernel die while booting, before the guest side started the
-# script (no boot_s) and before Stellar was loaded?  That is the distribution
-# kernel under TCG (seen once: an int3 Oops in sched_clock_idle_wakeup_event
-# at 4 s, 6.12), not the code under test: boot every VM again, once, keeping
-# the first console log as console-boot1.log.
+# Stop VM $1 if its guest has not started the script (no boot_s) BOOT_LIMIT
+# seconds after this attempt's start (seen once: the debug kernel stuck at
+# 0.17 s, after a failed TSC calibration on a loaded host); boot_died() then
+# boots every VM again.
+boot_hung() {
+	local dir=$OUTDIR/vm$1
+	[[ -e $dir/boot_s || -e $dir/boot-hung ]] && return 0
+	(($(date +%s) - VM_T0 >= BOOT_LIMIT)) || return 0
+	touch "$dir/boot-hung"
+	log "vm$1: the guest has not started $BOOT_LIMIT s after QEMU did: stopping it"
+	vm_stop "$1"
+}
+
+# Did a VM's kernel die or hang while booting, before the guest side started
+# the script (no boot_s) and before Stellar was loaded?  That is the
+# distribution kernel under TCG (seen once: an int3 Oops in
+# sched_clock_idle_wakeup_event at 4 s, 6.12), not the code under test: boot
+# every VM again, once, keeping the first console log as console-boot1.log.
 boot_died() {
 	local i dir died=""
 	for ((i = 0; i < NVMS; i++)); do
 		dir=$OUTDIR/vm$i
 		[[ -e $dir/boot_s ]] && continue
+		if [[ -e $dir/boot-hung ]]; then
+			died+=" vm$i"
+			continue
+		fi
 		grep -qE 'Kernel panic|Oops:' "$dir/console.log" 2>/dev/null || continue
 		grep -q 'Modules linked in:.*stellar' "$dir/console.log" && continue
 		died+=" vm$i"
 	done
 	[[ -n $died ]] || return 1
-	log "kernel of$died died while booting, before the test started: booting again (once)"
+	log "kernel of$died died or hung while booting, before the test started: booting again (once)"
 	for ((i = 0; i < NVMS; i++)); do
 		dir=$OUTDIR/vm$i
 		mv -f "$dir/console.log" "$dir/console-boot1.log" 2>/dev/null
 		rm -f "$dir"/{script.log,rc,rc.tmp,dmesg.log,boot_s,boot-steps} \
-			"$dir"/{setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host}
+			"$dir"/{setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host,boot-hung}
 	done
 	[[ -z ${SOCKDIR:-} ]] || rm -f "$SOCK"
 	return 0
@@ -750,6 +774,7 @@ host_main() {
 	CPU=${STL_VM_CPU:-max,-cx16}
 	QUIET=${STL_VM_QUIET:-0}
 	PEER_GRACE=${STL_VM_PEER_GRACE:-30}
+	BOOT_LIMIT=${STL_VM_BOOT_LIMIT:-240}
 	OUTDIR=""
 	while getopts ':n:t:m:o:qh' opt; do
 		case $opt in
@@ -769,6 +794,7 @@ host_main() {
 	[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "bad timeout: $TIMEOUT"
 	[[ $MEM =~ ^[1-9][0-9]*$ ]] || die "bad memory size: $MEM"
 	[[ $PEER_GRACE =~ ^[0-9]+$ ]] || die "bad STL_VM_PEER_GRACE: $PEER_GRACE"
+	[[ $BOOT_LIMIT =~ ^[1-9][0-9]*$ ]] || die "bad STL_VM_BOOT_LIMIT: $BOOT_LIMIT"
 	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
 		die "qemu-system-x86_64 not found (run scripts/deps.sh)"
 
@@ -832,7 +858,7 @@ host_main() {
 		dir=$OUTDIR/vm$i
 		mkdir -p "$dir"
 		rm -f "$dir"/{console.log,script.log,rc,rc.tmp,dmesg.log,boot_s,boot-steps} \
-			"$dir"/{job.env,setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host}
+			"$dir"/{job.env,setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host,boot-hung}
 		{
 			echo "# Stellar VM job, read by the guest side of scripts/vm.sh"
 			printf 'STL_VM_INDEX=%d\n' "$i"
@@ -861,6 +887,7 @@ host_main() {
 	t0=$(date +%s.%N)
 	for attempt in 1 2; do
 		first_fail_t=""
+		VM_T0=$(date +%s)
 		for ((i = 0; i < NVMS; i++)); do
 			vm_start "$i"
 			if ((NVMS > 1 && i == 0)); then
@@ -880,6 +907,7 @@ host_main() {
 			for ((i = 0; i < NVMS; i++)); do
 				if vm_running "$i"; then
 					running=$((running + 1))
+					boot_hung "$i"
 				elif [[ -z $first_fail_t &&
 					$(cat "$OUTDIR/vm$i/rc" 2>/dev/null || echo none) != 0 ]]; then
 					first_fail_t=$(date +%s)
