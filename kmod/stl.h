@@ -56,6 +56,8 @@ enum stl_counter {
 	STL_CNT_BAD_WRS,
 	STL_CNT_CQE_QUOTA_REFUSALS,
 	STL_CNT_WQE_QUOTA_REFUSALS,
+	STL_CNT_REMOTE_INV_REFUSED,
+	STL_CNT_KEYS_RESTORED,
 	STL_NUM_COUNTERS
 };
 
@@ -454,6 +456,7 @@ struct stl_mr {
  *	invalidated the binding
  * @npages: entries of @pages (0: nothing held)
  * @sgt: @pages mapped for the parent
+ * @access: the access flags of the binding
  * @bound: valid at the parent as far as Stellar knows
  * @remote_inv: a peer's SEND with Invalidate freed it at the parent
  */
@@ -464,6 +467,7 @@ struct stl_mw {
 	struct page **pages;
 	unsigned int npages;
 	struct sg_table sgt;
+	int access;
 	bool bound;
 	bool remote_inv;
 };
@@ -494,6 +498,7 @@ static inline void stl_count(struct stl_dev *sdev, enum stl_counter c, s64 n)
 }
 
 /* stl_main.c */
+struct stl_dev *stl_key_owner_get(struct ib_device *pdev, u32 rkey);
 extern const struct ib_device_ops stl_dev_ops;
 
 /* stl_verbs.c */
@@ -588,9 +593,16 @@ int stl_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int stl_dealloc_mw(struct ib_mw *ibmw);
 int stl_mw_bind(struct stl_qp *sqp, const struct stl_mw_wr *mw);
 int stl_mw_local_invalidate(struct stl_qp *sqp, u32 rkey);
-void stl_mw_remote_invalidated(struct stl_dev *sdev, u32 rkey);
+bool stl_mw_remote_invalidated(struct stl_dev *sdev, struct ib_pd *pd,
+			       u32 rkey);
+int stl_mw_restore_key(struct stl_dev *sdev, u32 rkey);
+
+/* stl_inv.c */
+bool stl_remote_inv(struct stl_qp *sqp, u32 rkey);
+void stl_inv_exit(void);
 bool stl_mw_mr_busy(struct stl_dev *sdev, struct stl_mr *smr);
 void stl_mr_parent_lost(struct stl_dev *sdev);
+int stl_mr_restore_key(struct stl_dev *sdev, u32 rkey);
 
 /* stl_ring.c */
 int stl_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma);

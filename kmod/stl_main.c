@@ -83,6 +83,54 @@ static struct stl_parent *stl_parent_find(struct ib_device *ibdev)
 	return NULL;
 }
 
+/* Whether @rkey names an MR or a window of @sdev.  Context: any. */
+static bool stl_key_owned(struct stl_dev *sdev, u32 rkey)
+{
+	struct stl_mr *smr;
+	struct stl_mw *smw;
+	bool owned;
+
+	rcu_read_lock();
+	smr = xa_load(&sdev->mrs, rkey);
+	owned = smr && smr->ibmr.rkey == rkey;
+	if (!owned) {
+		smw = xa_load(&sdev->mws, rkey >> 8);
+		owned = smw && smw->ibmw.rkey == rkey;
+	}
+	rcu_read_unlock();
+	return owned;
+}
+
+/**
+ * stl_key_owner_get() - the child of a parent that holds a key
+ * @pdev: the parent (compared, never dereferenced: it may be gone)
+ * @rkey: a key of a parent MR
+ *
+ * Context: process; takes stl_devs_lock.
+ *
+ * Return: the registered Stellar device on @pdev whose MR or window @rkey
+ * is, with a reference (ib_device_put()), or NULL.
+ */
+struct stl_dev *stl_key_owner_get(struct ib_device *pdev, u32 rkey)
+{
+	struct stl_dev *sdev, *found = NULL;
+	struct stl_parent *p;
+
+	mutex_lock(&stl_devs_lock);
+	p = stl_parent_find(pdev);
+	if (p) {
+		list_for_each_entry(sdev, &p->children, parent_entry) {
+			if (!sdev->gone && stl_key_owned(sdev, rkey) &&
+			    ib_device_try_get(&sdev->ibdev)) {
+				found = sdev;
+				break;
+			}
+		}
+	}
+	mutex_unlock(&stl_devs_lock);
+	return found;
+}
+
 /*
  * Forward a parent port event.  ib_dispatch_event() queues work that holds
  * the raw child pointer; a registered child (reference held here) flushes
@@ -758,6 +806,8 @@ static void __exit stl_exit(void)
 	unregister_netdevice_notifier(&stl_netdev_nb);
 	/* Calls stl_client_remove() for every parent: children go first. */
 	ib_unregister_client(&stl_client);
+	/* No device is left: keys to restore are nobody's. */
+	stl_inv_exit();
 	/* Every count is 0; wait for the stl_reap() calls to return. */
 	destroy_workqueue(stl_wq);
 	debugfs_remove_recursive(stl_debugfs);

@@ -531,6 +531,33 @@ err_count:
 	return ERR_PTR(ret);
 }
 
+/**
+ * stl_mr_restore_key() - validate an MR again that a peer invalidated
+ * @sdev: the device
+ * @rkey: its key
+ *
+ * The parent MR is registered once more, same pages, access and key (see
+ * stl_inv.c).  The device's mw_lock keeps deregistration (stl_mw_mr_busy())
+ * away meanwhile.  Context: process.
+ *
+ * Return: 1 if restored, -ENOENT if @rkey is no MR of @sdev, else -errno.
+ */
+int stl_mr_restore_key(struct stl_dev *sdev, u32 rkey)
+{
+	struct stl_mr *smr;
+	int ret = -ENOENT;
+
+	mutex_lock(&sdev->mw_lock);
+	smr = xa_load(&sdev->mrs, rkey);
+	if (smr && smr->ibmr.rkey == rkey) {
+		ret = stl_fmr_register(sdev, smr->pd, smr->fmr, smr->access);
+		if (!ret)
+			ret = 1;
+	}
+	mutex_unlock(&sdev->mw_lock);
+	return ret;
+}
+
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct stl_dev *sdev = to_stl_dev(ibmr->device);

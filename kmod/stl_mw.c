@@ -48,7 +48,7 @@ static void stl_mw_release(struct stl_mw *smw)
 	if (smw->mr)
 		smw->mr->num_mw--;
 	smw->mr = NULL;
-	smw->bound = false;
+	WRITE_ONCE(smw->bound, false);
 }
 
 /* Invalidate the parent MR of @smw and release its binding. */
@@ -181,7 +181,8 @@ static int stl_mw_register(struct stl_dev *sdev, struct stl_mw *smw,
 		goto err_unmap;
 	smw->mr = smr;
 	smr->num_mw++;
-	smw->bound = true;
+	smw->access = access;
+	WRITE_ONCE(smw->bound, true);
 	smw->ibmw.rkey = smw->pmr->rkey;
 	return 0;
 
@@ -299,20 +300,65 @@ int stl_mw_local_invalidate(struct stl_qp *sqp, u32 rkey)
 /**
  * stl_mw_remote_invalidated() - a peer's SEND with Invalidate arrived
  * @sdev: the device of the receiving QP
+ * @pd: the receiving QP's PD
  * @rkey: the key it named
  *
- * The parent invalidated its MR already; the window is free for a new bind
- * (its pages go at that bind or at dealloc).  Context: any (RCU lookup).
+ * The parent invalidated its MR already.  If @rkey is a bound type 2
+ * window of @pd, it was the peer's to invalidate: the window is free for a
+ * new bind (its pages go at that bind or at dealloc).  Context: any (RCU
+ * lookup).
+ *
+ * Return: whether it was such a window.
  */
-void stl_mw_remote_invalidated(struct stl_dev *sdev, u32 rkey)
+bool stl_mw_remote_invalidated(struct stl_dev *sdev, struct ib_pd *pd,
+			       u32 rkey)
 {
 	struct stl_mw *smw;
+	bool ok = false;
 
 	rcu_read_lock();
 	smw = xa_load(&sdev->mws, rkey >> 8);
-	if (smw && smw->ibmw.rkey == rkey)
+	if (smw && smw->ibmw.rkey == rkey && smw->ibmw.type == IB_MW_TYPE_2 &&
+	    smw->ibmw.pd == pd && READ_ONCE(smw->bound) &&
+	    !READ_ONCE(smw->remote_inv)) {
 		WRITE_ONCE(smw->remote_inv, true);
+		ok = true;
+	}
 	rcu_read_unlock();
+	return ok;
+}
+
+/**
+ * stl_mw_restore_key() - validate a window again that a peer invalidated
+ * @sdev: the device
+ * @rkey: its key
+ *
+ * The binding is registered at the parent once more, same pages, access and
+ * key (see stl_inv.c).  Context: process.
+ *
+ * Return: 1 if restored, 0 if the window is no longer bound, -ENOENT if
+ * @rkey is no window of @sdev, else -errno.
+ */
+int stl_mw_restore_key(struct stl_dev *sdev, u32 rkey)
+{
+	struct ib_reg_wr reg = { .wr.opcode = IB_WR_REG_MR };
+	struct stl_mw *smw;
+	int ret = 0;
+
+	mutex_lock(&sdev->mw_lock);
+	smw = stl_mw_lookup(sdev, rkey);
+	if (!smw || smw->ibmw.rkey != rkey) {
+		ret = -ENOENT;
+	} else if (smw->bound && !READ_ONCE(smw->remote_inv)) {
+		reg.mr = smw->pmr;
+		reg.key = smw->pmr->rkey;
+		reg.access = smw->access;
+		ret = stl_pd_post_wait(sdev, to_stl_pd(smw->ibmw.pd), &reg.wr);
+		if (!ret)
+			ret = 1;
+	}
+	mutex_unlock(&sdev->mw_lock);
+	return ret;
 }
 
 /**

@@ -178,6 +178,12 @@ int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
 			b->wr.send = *wr;
 		}
 		break;
+	case IB_WR_SEND_WITH_INV:
+		/* RC only (IBA 9.4.1.1); the receiver checks the key. */
+		if (sqp->ibqp.qp_type != IB_QPT_RC)
+			return -EINVAL;
+		b->wr.send = *wr;
+		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 		if (sqp->ibqp.qp_type == IB_QPT_UD)

@@ -548,11 +548,18 @@ static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
 			WRITE_ONCE(sqp->fence, STL_FENCE_NONE);
 		return true;
 	}
-	/* A peer's SEND with Invalidate freed a window at the parent. */
+	/*
+	 * A peer's SEND with Invalidate: the parent invalidated the key
+	 * already; anything but a window of the QP's PD is refused (and
+	 * restored), as rxe refuses a key: the QP fails (stl_inv.c).
+	 */
 	if (recv && wc->status == IB_WC_SUCCESS &&
-	    (wc->wc_flags & IB_WC_WITH_INVALIDATE))
-		stl_mw_remote_invalidated(to_stl_dev(sqp->ibqp.device),
-					  wc->ex.invalidate_rkey);
+	    (wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	    !stl_remote_inv(sqp, wc->ex.invalidate_rkey)) {
+		wc->status = IB_WC_REM_INV_REQ_ERR;
+		wc->wc_flags &= ~IB_WC_WITH_INVALIDATE;
+		wc->byte_len = 0;
+	}
 	if (recv && sqp->ibqp.srq) {
 		ssrq = to_stl_srq(sqp->ibqp.srq);
 		idx = (u32)wc->wr_id;
@@ -979,12 +986,9 @@ static int stl_sq_translate(struct stl_dev *sdev, struct stl_qp *sqp,
 		u->atomic.rkey = w->wr.atomic.rkey;
 		break;
 	case IB_WR_SEND_WITH_INV:
-		/*
-		 * Refused: rxe invalidates whatever fast-registration MR of
-		 * the device the key names, of any PD (rxe_invalidate_mr()):
-		 * other tenants' MRs, the host's own.
-		 */
-		return -EINVAL;
+		/* What the peer may invalidate, it checks (stl_inv.c). */
+		s->ex.invalidate_rkey = w->ex.invalidate_rkey;
+		break;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		if (sqp->ibqp.qp_type == IB_QPT_UD) {

@@ -2211,8 +2211,8 @@ static int t_post_send_list_with_bad_wr_posts_nothing(void)
 	return neg_qp_still_works(&n, 0xB0);
 }
 
-/* Device A's counter @name (ports/1/hw_counters), or -1. */
-static long long hw_counter(const char *name)
+/* Device @s's counter @name (ports/1/hw_counters), or -1. */
+static long long side_counter(const struct side *s, const char *name)
 {
 	char path[256];
 	long long v = -1;
@@ -2221,7 +2221,7 @@ static long long hw_counter(const char *name)
 	/* rdma_hw_stats are refreshed at most every 10 ms */
 	usleep(30000);
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/%u/hw_counters/%s",
-		 side_a.name, ib_port, name);
+		 s->name, ib_port, name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -2229,6 +2229,12 @@ static long long hw_counter(const char *name)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* Device A's counter @name, or -1. */
+static long long hw_counter(const char *name)
+{
+	return side_counter(&side_a, name);
 }
 
 /*
@@ -2780,6 +2786,125 @@ static int t_mw_type1_write_past_window_end_completes_rem_access_err(void)
 	return mw_access(IBV_MW_TYPE_1, MW_LEN - 32);
 }
 
+/*
+ * A type 2 window of device B (Stellar), bound in B's PD.  A sends
+ * SEND_WITH_INV naming it to a QP of B in another PD: refused, the receive
+ * completes with IBV_WC_REM_INV_REQ_ERR, and the window is made valid again
+ * (keys_restored): a WRITE through it lands afterwards.  Then to a QP of
+ * the window's PD: allowed, the receive reports IBV_WC_WITH_INV and the
+ * key, and a WRITE through the window fails with REM_ACCESS_ERR.
+ */
+static int t_mw_type2_send_inv_only_from_the_windows_pd(void)
+{
+	struct xfer w, z;
+	struct ibv_pd *pd0 = side_b.pd, *other;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	uint8_t *buf;
+	struct ibv_send_wr bind = { .wr_id = 0xB1D, .opcode = IBV_WR_BIND_MW,
+				    .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge sge;
+	struct ibv_send_wr inv = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND_WITH_INV,
+				   .send_flags = IBV_SEND_SIGNALED };
+	long long restored0, v = 0;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	int rc, i;
+
+	if (!side_b.stellar)
+		return skip("%s is not a Stellar device", side_b.name);
+	if (!(side_b.attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) ||
+	    side_b.attr.max_mw == 0)
+		return skip("%s has no memory windows (max_mw %d)", side_b.name,
+			    side_b.attr.max_mw);
+	TRY(xfer_open(&w, IBV_QPT_RC, NULL, 4096, MR_LOCAL, MR_LOCAL));
+	other = track(R_PD, ibv_alloc_pd(side_b.ctx), 0);
+	CHECK(other, "ibv_alloc_pd on %s failed: %s", side_b.name, strerror(errno));
+	side_b.pd = other;
+	rc = xfer_open(&z, IBV_QPT_RC, NULL, 4096, MR_LOCAL, MR_LOCAL);
+	side_b.pd = pd0;
+	TRY(rc);
+	TRY(buf_reg(w.p.b.pd, NEG_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND,
+		    &buf, &mr));
+	memset(buf, PAT_GUARD, NEG_LEN);
+	mw = track(R_MW, ibv_alloc_mw(w.p.b.pd, IBV_MW_TYPE_2), 0);
+	CHECK(mw, "ibv_alloc_mw(type 2) failed: %s", strerror(errno));
+	rkey = ibv_inc_rkey(mw->rkey);
+	bind.bind_mw.mw = mw;
+	bind.bind_mw.rkey = rkey;
+	bind.bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = mr, .addr = (uintptr_t)buf + MW_OFF, .length = MW_LEN,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	rc = post_send1(w.p.b.qp, &bind);
+	CHECK(!rc, "BIND_MW post returned %s", errname(rc));
+	TRY(wait_wc(w.p.b.cq, &wc, "completion of the bind"));
+	TRY(expect_wc(&wc, "bind", IBV_WC_SUCCESS, IBV_WC_BIND_MW, 0xB1D));
+	fill_pattern(w.a, 64, 11);
+	TRY(rdma_write(&w.p, 0x11, w.a, 64, w.ma->lkey, (uintptr_t)buf + MW_OFF,
+		       rkey));
+	CHECK(!memcmp(buf + MW_OFF, w.a, 64), "the WRITE through the window did not land");
+
+	/* from another PD's QP: refused, the window restored */
+	restored0 = side_counter(&side_b, "keys_restored");
+	CHECK(restored0 >= 0, "%s has no keys_restored counter", side_b.name);
+	sge = (struct ibv_sge){ (uintptr_t)z.a, 32, z.ma->lkey };
+	inv.invalidate_rkey = rkey;
+	rc = post_recv1(z.p.b.qp, 8, z.b, 4096, z.mb->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	rc = post_send1(z.p.a.qp, &inv);
+	CHECK(!rc, "SEND_WITH_INV: ibv_post_send returned %s", errname(rc));
+	TRY(wait_wc(z.p.b.cq, &wc, "receive of SEND_WITH_INV in another PD"));
+	TRY(expect_wc(&wc, "receive of SEND_WITH_INV naming another PD's window",
+		      IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 8));
+	for (i = 0; i < 100; i++) {
+		v = side_counter(&side_b, "keys_restored");
+		if (v != restored0)
+			break;
+	}
+	CHECK(v == restored0 + 1, "keys_restored grew by %lld in 3 s, want 1",
+	      v - restored0);
+	fill_pattern(w.a, 64, 12);
+	TRY(rdma_write(&w.p, 0x12, w.a, 64, w.ma->lkey,
+		       (uintptr_t)buf + MW_OFF + 256, rkey));
+	CHECK(!memcmp(buf + MW_OFF + 256, w.a, 64),
+	      "the WRITE through the window did not land after the refused invalidation");
+
+	/* from the window's PD: allowed */
+	sge = (struct ibv_sge){ (uintptr_t)w.a, 32, w.ma->lkey };
+	rc = post_recv1(w.p.b.qp, 10, w.b, 4096, w.mb->lkey);
+	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
+	inv.wr_id = 10;
+	TRY(run_send(&w.p, &inv, "SEND_WITH_INV", IBV_WC_SEND));
+	TRY(wait_wc(w.p.b.cq, &wc, "receive of SEND_WITH_INV in the window's PD"));
+	TRY(expect_wc(&wc, "receive of SEND_WITH_INV in the window's PD",
+		      IBV_WC_SUCCESS, IBV_WC_RECV, 10));
+	CHECK(wc.wc_flags == IBV_WC_WITH_INV,
+	      "receive wc_flags %#x, want IBV_WC_WITH_INV (%#x)", wc.wc_flags,
+	      IBV_WC_WITH_INV);
+	CHECK(wc.invalidated_rkey == rkey, "invalidated_rkey %#x, want %#x",
+	      wc.invalidated_rkey, rkey);
+	{
+		struct ibv_sge s2 = { (uintptr_t)w.a, 64, w.ma->lkey };
+		struct ibv_send_wr wr = { .wr_id = 0xBAD, .sg_list = &s2,
+					  .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+					  .send_flags = IBV_SEND_SIGNALED };
+
+		wr.wr.rdma.remote_addr = (uintptr_t)buf + MW_OFF + 512;
+		wr.wr.rdma.rkey = rkey;
+		rc = post_send1(w.p.a.qp, &wr);
+		CHECK(!rc, "ibv_post_send returned %s", errname(rc));
+		TRY(wait_wc(w.p.a.cq, &wc, "WRITE through the invalidated window"));
+		CHECK(wc.wr_id == 0xBAD && wc.status == IBV_WC_REM_ACCESS_ERR,
+		      "WRITE through the invalidated window: wr_id %#" PRIx64 " status %s, want REM_ACCESS_ERR",
+		      wc.wr_id, wc_status(wc.status));
+		CHECK(first_not(buf + MW_OFF + 512, 64, PAT_GUARD) < 0,
+		      "the WRITE through the invalidated window changed memory");
+	}
+	return T_PASS;
+}
+
 /* ================================================================ driver */
 
 /* ================================================ device limits */
@@ -2923,38 +3048,68 @@ static int t_recv_wc_flags_are_uverbs_bits(void)
 }
 
 /*
- * A plain rxe peer (B) sends SEND_WITH_INV naming an rkey of device A: A's
- * receive completion reports IBV_WC_WITH_INV (not the kernel's bit, which
- * libibverbs reads as IBV_WC_IP_CSUM_OK) and the invalidated rkey.
+ * Device B (Stellar or a plain rxe peer) sends SEND_WITH_INV naming an MR
+ * of device A.  A peer may invalidate a type 2 window only, never an MR:
+ * A's receive completes with IBV_WC_REM_INV_REQ_ERR, as on plain rxe.  A
+ * Stellar A counts it (remote_invalidations_refused) and makes the key
+ * valid again (its parent had invalidated it already: keys_restored), so
+ * the MR keeps working: a WRITE through the key lands afterwards.
  */
-static int t_recv_send_with_inv_reports_ibv_wc_with_inv(void)
+static int t_send_inv_of_an_mr_fails_rem_inv_req_err_and_key_is_restored(void)
 {
 	static const struct pair_opts rev = { .reverse = 1 };
-	struct xfer x;
+	struct xfer x, y;
 	struct ibv_mr *victim;
 	uint8_t *vbuf;
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND_WITH_INV };
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED };
+	long long refused0 = 0, restored0 = 0, v = 0;
 	struct ibv_wc wc;
-	int rc;
+	int rc, i;
 
-	if (side_b.stellar)
-		return skip("%s refuses SEND_WITH_INV: needs a plain peer as B", side_b.name);
 	TRY(xfer_open(&x, IBV_QPT_RC, &rev, 4096, MR_LOCAL, MR_LOCAL));
-	/* the rkey to invalidate: an MR of A in the receiving QP's PD */
+	TRY(xfer_open(&y, IBV_QPT_RC, &rev, 4096, MR_LOCAL, MR_LOCAL));
+	/* the victim: an MR of A with remote access, in A's QPs' PD */
 	TRY(buf_reg(x.p.b.pd, 4096, MR_REMOTE, &vbuf, &victim));
+	memset(vbuf, PAT_GUARD, 4096);
+	if (side_a.stellar) {
+		refused0 = side_counter(&side_a, "remote_invalidations_refused");
+		restored0 = side_counter(&side_a, "keys_restored");
+		CHECK(refused0 >= 0 && restored0 >= 0,
+		      "%s has no remote_invalidations_refused/keys_restored counter",
+		      side_a.name);
+	}
 	sge = (struct ibv_sge){ (uintptr_t)x.a, 32, x.ma->lkey };
 	wr.invalidate_rkey = victim->rkey;
 	rc = post_recv1(x.p.b.qp, 8, x.b, 4096, x.mb->lkey);
 	CHECK(!rc, "ibv_post_recv returned %s", errname(rc));
-	TRY(run_send(&x.p, &wr, "SEND_WITH_INV", IBV_WC_SEND));
+	rc = post_send1(x.p.a.qp, &wr);
+	CHECK(!rc, "SEND_WITH_INV: ibv_post_send on %s returned %s", side_b.name,
+	      errname(rc));
 	TRY(wait_wc(x.p.b.cq, &wc, "receive of SEND_WITH_INV"));
-	TRY(expect_wc(&wc, "receive of SEND_WITH_INV", IBV_WC_SUCCESS, IBV_WC_RECV, 8));
-	CHECK(wc.wc_flags == IBV_WC_WITH_INV, "receive wc_flags %#x, want IBV_WC_WITH_INV (%#x)",
-	      wc.wc_flags, IBV_WC_WITH_INV);
-	CHECK(wc.invalidated_rkey == victim->rkey, "invalidated_rkey %#x, want %#x",
-	      wc.invalidated_rkey, victim->rkey);
+	TRY(expect_wc(&wc, "receive of SEND_WITH_INV naming an MR",
+		      IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 8));
+	if (side_a.stellar) {
+		v = side_counter(&side_a, "remote_invalidations_refused");
+		CHECK(v == refused0 + 1,
+		      "remote_invalidations_refused grew by %lld, want 1", v - refused0);
+		/* restored in the background: up to 3 s (30 ms a read) */
+		for (i = 0; i < 100; i++) {
+			v = side_counter(&side_a, "keys_restored");
+			if (v != restored0)
+				break;
+		}
+		CHECK(v == restored0 + 1, "keys_restored grew by %lld in 3 s, want 1",
+		      v - restored0);
+	}
+	/* the key works: B writes through it on another QP */
+	fill_pattern(y.a, 64, 4242);
+	TRY(rdma_write(&y.p, 0x11, y.a, 64, y.ma->lkey, (uintptr_t)vbuf + 128,
+		       victim->rkey));
+	CHECK(!memcmp(vbuf + 128, y.a, 64),
+	      "the WRITE through the MR's key did not land after the refused invalidation");
 	return T_PASS;
 }
 
@@ -3281,8 +3436,9 @@ static const struct test tests[] = {
 	T(mw_type2_write_before_window_start_completes_rem_access_err),
 	T(mw_type2_write_into_rest_of_mr_completes_rem_access_err),
 	T(mw_type1_write_past_window_end_completes_rem_access_err),
+	T(mw_type2_send_inv_only_from_the_windows_pd),
 	T(recv_wc_flags_are_uverbs_bits),
-	T(recv_send_with_inv_reports_ibv_wc_with_inv),
+	T(send_inv_of_an_mr_fails_rem_inv_req_err_and_key_is_restored),
 	T(qkey_controlled_in_ud_wr_is_replaced_when_unprivileged),
 	T(quota_cqe_refuses_enomem_and_frees_on_destroy),
 	T(quota_wqe_refuses_enomem_and_frees_on_destroy),

@@ -127,15 +127,20 @@ scenario rings_cq_resize_rxe_s0 with_librxe s_verbs rxe_s0 rxe_s1 -t 'cq_resize_
 # Memory windows on the ring device (B, the second device named): bound to
 # 4 KiB of an MR that grants no remote access itself, written through by
 # A, and accesses past the window's end, before its start and into the rest
-# of the MR refused with REM_ACCESS_ERR, no byte changed; all four must run.
+# of the MR refused with REM_ACCESS_ERR, no byte changed.  SEND with
+# Invalidate from A: naming the window, from a QP of another PD, refused
+# (REM_INV_REQ_ERR) and the window restored; from the window's PD,
+# invalidated.  B sends SEND with Invalidate naming an MR of A: refused,
+# the key restored where A is Stellar.  All six must run.
 s_rings_mw() {
 	local out rc=0
-	out=$(timeout -k 5 600 "$VERBS_TEST" -a "$1" -b "$2" -g "$STL_GIDX" -t 'mw_*' 2>&1) || rc=$?
+	out=$(timeout -k 5 600 "$VERBS_TEST" -a "$1" -b "$2" -g "$STL_GIDX" -t 'mw_*' \
+		-t 'send_inv_*' 2>&1) || rc=$?
 	echo "$out"
 	((rc == 0)) ||
 		why "stl_verbs_test exit $rc: $(grep -E '^FAIL' <<<"$out" | head -n 3 | tr '\n' ';')"
-	[[ $(tail -n 1 <<<"$out") == '4 passed, 0 failed' ]] ||
-		why "want '4 passed, 0 failed', got '$(tail -n 1 <<<"$out")'"
+	[[ $(tail -n 1 <<<"$out") == '6 passed, 0 failed' ]] ||
+		why "want '6 passed, 0 failed', got '$(tail -n 1 <<<"$out")'"
 	[[ -z $WHY ]]
 }
 scenario rings_mw_rxe_s1_to_rxe_s0 with_librxe s_rings_mw rxe_s1 rxe_s0

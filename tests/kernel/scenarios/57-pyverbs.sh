@@ -17,15 +17,11 @@
 PYV_MODULES=(test_device test_pd test_cq test_cq_events test_cqex test_mr test_qp test_qpex
 	test_addr test_atomic test_fork test_relaxed_ordering)
 # Tests that err on plain rxe0 too (the kernel's rxe, not the ring device):
-# ATOMIC_WRITE, which 6.1's rxe lacks, errs instead of skipping.  And one
-# that errs on Stellar devices by design, said in the log when it does:
-# SEND with Invalidate is refused to tenants, since rxe would let it
-# invalidate any fast-registration MR of the parent, of any PD (other
-# tenants' MRs, the host's own).
+# ATOMIC_WRITE, which 6.1's rxe lacks, errs instead of skipping.
 PYV_RXE_FAILS='test_qp_ex_rc_atomic_write'
-PYV_STL_REFUSED='test_mw_type2_invalidate_remote'
 PYV_MUST_RUN=(test_resize_cq test_mw_type1 test_invalidate_mw_type1 test_mw_type2
-	test_mw_type2_invalidate_local test_mw_type2_invalidate_dealloc)
+	test_mw_type2_invalidate_local test_mw_type2_invalidate_remote
+	test_mw_type2_invalidate_dealloc)
 
 # The pyverbs tests of the system's rdma-core release on device $1.
 s_pyverbs() {
@@ -48,14 +44,11 @@ s_pyverbs() {
 		all+=$out$'\n'
 		echo "$out" | grep -qE '^OK' && ((rc == 0)) && continue
 		bad=$(echo "$out" | sed -nE 's/^(FAIL|ERROR): ([a-z0-9_]+) .*/\2/p' |
-			grep -vxE "$PYV_RXE_FAILS|$PYV_STL_REFUSED" | tr '\n' ' ')
-		if echo "$out" | grep -qE "^(FAIL|ERROR): ($PYV_STL_REFUSED) "; then
-			echo "KNOWN: $PYV_STL_REFUSED failed: Stellar refuses SEND with Invalidate (see PYV_STL_REFUSED)"
-		fi
+			grep -vxE "$PYV_RXE_FAILS" | tr '\n' ' ')
 		if [[ -n $bad ]] || ! echo "$out" | grep -qE '^(OK|FAILED)'; then
 			why "$m on $dev: ${bad:-no result} $(echo "$out" | grep -E '^FAILED' | head -n 1)"
 		else
-			echo "(only known failures: $PYV_RXE_FAILS (plain rxe too), $PYV_STL_REFUSED (refused by design))"
+			echo "(only known failures: $PYV_RXE_FAILS (plain rxe too))"
 		fi
 	done
 	# unittest -v puts a docstring's first line, and the result, on the
