@@ -840,9 +840,10 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 	n = chance(r, 80) ? 1 + below(r, 3) : 1 + below(r, 8);
 	/* a well-formed chain, so that work reaches the data path */
 	if (wf) {
+		/* RC also SEND_WITH_INV naming any MR: the receiver must refuse */
 		static const int ops[] = { IBV_WR_SEND, IBV_WR_SEND_WITH_IMM,
 					   IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
-					   IBV_WR_RDMA_READ };
+					   IBV_WR_RDMA_READ, IBV_WR_SEND_WITH_INV };
 
 		for (i = 0; i < n; i++) {
 			sge[i][0].lkey = pick_key_pd(t, d, qp->pd, false,
@@ -854,7 +855,7 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 				swr[i].sg_list = sge[i];
 				swr[i].num_sge = 1;
 				swr[i].opcode = qp->qp_type == IBV_QPT_UD ? IBV_WR_SEND :
-						ops[below(r, qp->qp_type == IBV_QPT_UC ? 4 : 5)];
+						ops[below(r, qp->qp_type == IBV_QPT_UC ? 4 : 6)];
 				swr[i].send_flags = IBV_SEND_SIGNALED * below(r, 2) |
 						    IBV_SEND_SOLICITED * chance(r, 20);
 				if (sge[i][0].length <= 128 && chance(r, 30) &&
@@ -865,6 +866,8 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 					swr[i].wr.ud.remote_qpn = chance(r, 70) ? qp->qp_num :
 								  below(r, 64);
 					swr[i].wr.ud.remote_qkey = 0x11111111;
+				} else if (swr[i].opcode == IBV_WR_SEND_WITH_INV) {
+					swr[i].invalidate_rkey = pick_lkey(t, d, &raddr, &rlen);
 				} else {
 					swr[i].wr.rdma.rkey = pick_key_pd(t, d, qp->pd, true,
 									  &raddr, &rlen);
