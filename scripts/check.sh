@@ -13,6 +13,9 @@
 #   4. the one-host scenarios again on the debug kernel (lockdep, KASAN) of
 #      scripts/debug-kernel.sh, built once and cached in build/debug-kernel/
 #      (STL_CHECK_DEBUG=0: not run; =full: every scenario, see below)
+# Two lanes run side by side (a TCG guest keeps about one core busy): this
+# shell runs 1-3 on 6.1, a second one (lane b) 3 on the other kernels and 4
+# from the start; its output follows this shell's (live in lane-b.log).
 # Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -50,11 +53,106 @@ debug_build=""
 if [[ ${STL_CHECK_DEBUG:-1} != 0 ]] && ! scripts/debug-kernel.sh -c >/dev/null 2>&1; then
 	echo "debug kernel: building in the background (nice 19; log $out/debug-kernel.log)"
 	set -m
-	nice -n 19 scripts/debug-kernel.sh -q >"$out/debug-kernel.out" 2>"$out/debug-kernel.log" &
+	(
+		nice -n 19 scripts/debug-kernel.sh -q >"$out/debug-kernel.out" 2>"$out/debug-kernel.log"
+		echo $? >"$out/debug-kernel.rc"
+	) &
 	debug_build=$!
 	set +m
-	trap '[[ -n $debug_build ]] && kill -- "-$debug_build" 2>/dev/null' EXIT
 fi
+lane_b_pid=""
+trap '[[ -n $debug_build ]] && kill -- "-$debug_build" 2>/dev/null
+	[[ -n $lane_b_pid ]] && kill -- "-$lane_b_pid" 2>/dev/null' EXIT
+
+# Every kernel fuzzes for 60 s (`make fuzz` fuzzes longer).  The other
+# kernels leave out what only varies the userspace over module paths the
+# rest of the suite runs there too (OTHER_SKIP): the ibverbs-utils and ring
+# pingpongs and perftests, the verbs suite against plain rxe0, the other
+# rdma-core releases, UCX and pyverbs (about 12 minutes under TCG), and the
+# install-and-autoload scenario (its depmod reads every module of the
+# kernel: 5 minutes under TCG on 6.12; 6.1 runs it).
+OTHER_SKIP='(rc|ud|uc)_pingpong_.*|rdma_core_.*|ucx_.*|pyverbs_.*|rings_(rc|ud|uc)_pingpong_.*|rings_(write_bw|send_lat|read_lat)_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)|installed_module_autoloads_and_provider_loads'
+
+# The one-VM suite again on the debug kernel (lockdep, PROVE_RCU, KASAN,
+# DEBUG_LIST, DEBUG_ATOMIC_SLEEP) of scripts/debug-kernel.sh: Debian's
+# linux-source-6.1, built once (about 15 minutes on 2 idle cores) and
+# cached under build/debug-kernel/.  Any lockdep or KASAN report, WARN or
+# BUG fails the scenario during which it appeared (tests/kernel/lib.sh).
+# To keep make check in time, this pass leaves out what the two passes
+# above already cover and that runs no module path of its own (the
+# ibverbs-utils pingpongs, the pingpongs and verbs suite against plain
+# rxe0, the install, the pingpongs of other rdma-core releases, whose ring
+# paths 50-rings.sh covers, its pingpongs and perftests, UCX, pyverbs), fuzzes for 60 s and runs the lifecycle races half as
+# many times (STL_LC_ITER=6: lockdep sees each lock order on the first
+# pass); `make check-debug`
+# (STL_CHECK_DEBUG=full) runs the whole suite on it, STL_CHECK_DEBUG=0
+# leaves the stage out (it then says SKIP).
+DEBUG_SKIP=$OTHER_SKIP
+vm_one_debug() {
+	local kinfo release="" objtree="" vmlinux="" image="" skip=$DEBUG_SKIP
+	local fuzz=60 lc_iter=4
+	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
+	if [[ -n $debug_build ]]; then
+		local t0=$SECONDS rc
+		# not this shell's child (lane b): its status lands in a file
+		while [[ ! -s $out/debug-kernel.rc ]] && kill -0 "$debug_build" 2>/dev/null; do
+			sleep 5
+		done
+		rc=$(cat "$out/debug-kernel.rc" 2>/dev/null || echo 1)
+		debug_build=""
+		echo "debug kernel: waited $((SECONDS - t0)) s for the background build (exit $rc)"
+		if ((rc != 0)); then
+			tail -n 30 "$out/debug-kernel.log"
+			return 1
+		fi
+	fi
+	kinfo=$(scripts/debug-kernel.sh -q) || return 1
+	eval "$kinfo"
+	echo "debug kernel $release: $image (symbols: $vmlinux)"
+	scripts/build-module.sh "$release" "$objtree" >/dev/null || return 1
+	make -s -C tests/kernel stall KVERS="$release:$objtree" || return 1
+	if [[ ${STL_CHECK_DEBUG:-1} == full ]]; then
+		skip=""
+		fuzz=${STL_FUZZ_SECONDS:-120}
+		lc_iter=${STL_LC_ITER:-12}
+	fi
+	STL_VM_QUIET=1 STL_VM_KERNEL=$image STL_SCENARIO_SKIP=$skip \
+		STL_FUZZ_SECONDS=$fuzz STL_LC_ITER=$lc_iter scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh
+}
+
+# Lane b: the other kernels, then the debug kernel; in a subshell, so its
+# counts come back in a file.
+lane_b() {
+	local k v
+	pass=0
+	fail=0
+	failed=()
+	skipped=0
+	for k in $(scripts/kver.sh --all | tail -n +2); do
+		v=${k%%[-+]*}
+		v=${v%.*}
+		stage "vm-one-host-$v" env KVER="$k" STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
+			STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-60}" \
+			STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-$OTHER_SKIP}" \
+			scripts/vm.sh -t 2700 -o "$out/one-$v" tests/kernel/vm-one.sh
+		stage "vm-two-hosts-$v" env KVER="$k" STL_VM_QUIET=1 \
+			STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-rdma_core_.*}" \
+			scripts/vm.sh -n 2 -t 900 -o "$out/two-$v" tests/kernel/vm-two.sh
+	done
+	if [[ ${STL_CHECK_DEBUG:-1} != 0 ]]; then
+		stage vm-one-host-debug vm_one_debug "$out/debug"
+	else
+		echo "SKIP stage vm-one-host-debug: STL_CHECK_DEBUG=0"
+		skipped=1
+	fi
+	printf '%s %s %s\n%s\n' "$pass" "$fail" "$skipped" "${failed[*]}" >"$out/lane-b.res"
+}
+
+echo "lane b: the other kernels and the debug kernel, alongside (log $out/lane-b.log)"
+set -m		# its own process group, to stop it with
+lane_b >"$out/lane-b.log" 2>&1 &
+lane_b_pid=$!
+set +m
 
 stage lint scripts/lint.sh
 stage unit make -s -C tests/unit check
@@ -81,75 +179,26 @@ stage rdma-core-builds rdma_core_builds
 stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
 	STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-60}" scripts/vm.sh -t 2700 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
-# Every kernel fuzzes for 60 s (`make fuzz` fuzzes longer).  The other
-# kernels leave out what only varies the userspace over module paths the
-# rest of the suite runs there too (OTHER_SKIP): the ibverbs-utils and ring
-# pingpongs and perftests, the verbs suite against plain rxe0, the other
-# rdma-core releases, UCX and pyverbs (about 12 minutes under TCG), and the
-# install-and-autoload scenario (its depmod reads every module of the
-# kernel: 5 minutes under TCG on 6.12; 6.1 runs it).
-OTHER_SKIP='(rc|ud|uc)_pingpong_.*|rdma_core_.*|ucx_.*|pyverbs_.*|rings_(rc|ud|uc)_pingpong_.*|rings_(write_bw|send_lat|read_lat)_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)|installed_module_autoloads_and_provider_loads'
-for k in $(scripts/kver.sh --all | tail -n +2); do
-	v=${k%%[-+]*}
-	v=${v%.*}
-	stage "vm-one-host-$v" env KVER="$k" STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
-		STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-60}" \
-		STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-$OTHER_SKIP}" \
-		scripts/vm.sh -t 2700 -o "$out/one-$v" tests/kernel/vm-one.sh
-	stage "vm-two-hosts-$v" env KVER="$k" STL_VM_QUIET=1 \
-		STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-rdma_core_.*}" \
-		scripts/vm.sh -n 2 -t 900 -o "$out/two-$v" tests/kernel/vm-two.sh
-done
 
-# The one-VM suite again on the debug kernel (lockdep, PROVE_RCU, KASAN,
-# DEBUG_LIST, DEBUG_ATOMIC_SLEEP) of scripts/debug-kernel.sh: Debian's
-# linux-source-6.1, built once (about 15 minutes on 2 idle cores) and
-# cached under build/debug-kernel/.  Any lockdep or KASAN report, WARN or
-# BUG fails the scenario during which it appeared (tests/kernel/lib.sh).
-# To keep make check in time, this pass leaves out what the two passes
-# above already cover and that runs no module path of its own (the
-# ibverbs-utils pingpongs, the pingpongs and verbs suite against plain
-# rxe0, the install, the pingpongs of other rdma-core releases, whose ring
-# paths 50-rings.sh covers, its pingpongs and perftests, UCX, pyverbs), fuzzes for 60 s and runs the lifecycle races half as
-# many times (STL_LC_ITER=6: lockdep sees each lock order on the first
-# pass); `make check-debug`
-# (STL_CHECK_DEBUG=full) runs the whole suite on it, STL_CHECK_DEBUG=0
-# leaves the stage out (it then says SKIP).
-DEBUG_SKIP=$OTHER_SKIP
-vm_one_debug() {
-	local kinfo release="" objtree="" vmlinux="" image="" skip=$DEBUG_SKIP
-	local fuzz=60 lc_iter=4
-	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
-	if [[ -n $debug_build ]]; then
-		local t0=$SECONDS
-		wait "$debug_build"
-		local rc=$?
-		debug_build=""
-		echo "debug kernel: waited $((SECONDS - t0)) s for the background build (exit $rc)"
-		if ((rc != 0)); then
-			tail -n 30 "$out/debug-kernel.log"
-			return 1
-		fi
-	fi
-	kinfo=$(scripts/debug-kernel.sh -q) || return 1
-	eval "$kinfo"
-	echo "debug kernel $release: $image (symbols: $vmlinux)"
-	scripts/build-module.sh "$release" "$objtree" >/dev/null || return 1
-	make -s -C tests/kernel stall KVERS="$release:$objtree" || return 1
-	if [[ ${STL_CHECK_DEBUG:-1} == full ]]; then
-		skip=""
-		fuzz=${STL_FUZZ_SECONDS:-120}
-		lc_iter=${STL_LC_ITER:-12}
-	fi
-	STL_VM_QUIET=1 STL_VM_KERNEL=$image STL_SCENARIO_SKIP=$skip \
-		STL_FUZZ_SECONDS=$fuzz STL_LC_ITER=$lc_iter scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh
-}
-skipped=0
-if [[ ${STL_CHECK_DEBUG:-1} != 0 ]]; then
-	stage vm-one-host-debug vm_one_debug "$out/debug"
+# Lane b's stages, once it is done.
+wait "$lane_b_pid"
+lane_b_pid=""
+echo "--- lane b"
+cat "$out/lane-b.log"
+if [[ -s $out/lane-b.res ]]; then
+	{
+		read -r lb_pass lb_fail lb_skipped
+		read -r -a lb_failed
+	} <"$out/lane-b.res"
+	pass=$((pass + lb_pass))
+	fail=$((fail + lb_fail))
+	skipped=$lb_skipped
+	failed+=("${lb_failed[@]}")
 else
-	echo "SKIP stage vm-one-host-debug: STL_CHECK_DEBUG=0"
-	skipped=1
+	echo "FAIL lane b: it left no result"
+	fail=$((fail + 1))
+	failed+=(lane-b)
+	skipped=0
 fi
 
 # The scenario logs: every PASS/FAIL line, so a failure names itself.
