@@ -9,6 +9,7 @@
 #ifndef STL_COMPAT_H
 #define STL_COMPAT_H
 
+#include <linux/mm.h>
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -53,6 +54,20 @@ static inline struct ib_udata *stl_create_cq_udata(struct ib_udata *udata)
 #define STL_RXE_COMP_UNLOCKED_TASKLET 1
 #else
 #define STL_RXE_COMP_UNLOCKED_TASKLET 0
+#endif
+
+/*
+ * vma->vm_flags is written through vm_flags_set() since 6.3 (a plain
+ * store before).  Context: the mmap lock held for writing (an mmap call).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+static inline void stl_vm_flags_set(struct vm_area_struct *vma,
+				    unsigned long flags)
+{
+	vma->vm_flags |= flags;
+}
+#else
+#define stl_vm_flags_set vm_flags_set
 #endif
 
 #endif /* STL_COMPAT_H */

@@ -86,6 +86,18 @@ static void stl_inv_work_fn(struct work_struct *work)
 
 static DECLARE_WORK(stl_inv_work, stl_inv_work_fn);
 
+/* Whether @k's key waits already.  stl_inv_lock held. */
+static bool stl_inv_queued(const struct stl_inv_key *k)
+{
+	struct stl_inv_key *q;
+
+	lockdep_assert_held(&stl_inv_lock);
+	list_for_each_entry(q, &stl_inv_keys, entry)
+		if (q->pdev == k->pdev && q->rkey == k->rkey)
+			return true;
+	return false;
+}
+
 /**
  * stl_remote_inv() - a peer's SEND with Invalidate reached @sqp
  * @sqp: the receiving QP
@@ -114,6 +126,12 @@ bool stl_remote_inv(struct stl_qp *sqp, u32 rkey)
 		k->pdev = sdev->pdev;
 		k->rkey = rkey;
 		spin_lock_irqsave(&stl_inv_lock, flags);
+		if (stl_inv_queued(k)) {
+			/* Once is enough: a second REG_MR would fail. */
+			spin_unlock_irqrestore(&stl_inv_lock, flags);
+			kfree(k);
+			return false;
+		}
 		if (stl_inv_pending < STL_INV_MAX_PENDING) {
 			list_add_tail(&k->entry, &stl_inv_keys);
 			stl_inv_pending++;

@@ -61,12 +61,17 @@ static_assert(offsetof(struct stl_ring_hdr, data) == 384);
 /**
  * struct stl_mmap - one mappable queue buffer
  * @rdma: the core's entry: its offset is what userspace passes to mmap()
- * @buf: vmalloc_user() memory, freed when the entry is (stl_mmap_free());
- *	pages still mapped by a process live on until it unmaps them
+ * @buf: @pages mapped for the kernel
+ * @pages: zeroed pages, charged to the memory cgroup of the process that
+ *	made the queue; freed when the entry is (stl_mmap_free()), pages
+ *	still mapped by a process live on until it unmaps them
+ * @npages: entries of @pages
  */
 struct stl_mmap {
 	struct rdma_user_mmap_entry rdma;
 	void *buf;
+	struct page **pages;
+	unsigned long npages;
 };
 
 #define STL_CQE_SIZE		64	/* >= struct ib_uverbs_wc, power of 2 */
@@ -83,23 +88,65 @@ static_assert(sizeof(struct ib_uverbs_wc) <= STL_CQE_SIZE);
 int stl_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *e;
+	struct stl_mmap *mm;
 	int ret;
 
 	e = rdma_user_mmap_entry_get(uc, vma);
 	if (!e)
 		return -EINVAL;
-	ret = remap_vmalloc_range(vma, container_of(e, struct stl_mmap,
-						    rdma)->buf, 0);
+	mm = container_of(e, struct stl_mmap, rdma);
+	/* The whole buffer (the core checked the length), not at vm_pgoff. */
+	stl_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	ret = vm_map_pages_zero(vma, mm->pages, mm->npages);
 	rdma_user_mmap_entry_put(e);
 	return ret;
 }
 
+static void stl_mmap_release(struct stl_mmap *mm)
+{
+	unsigned long i;
+
+	if (mm->buf)
+		vunmap(mm->buf);
+	for (i = 0; i < mm->npages; i++)
+		put_page(mm->pages[i]);
+	kvfree(mm->pages);
+	kfree(mm);
+}
+
 void stl_mmap_free(struct rdma_user_mmap_entry *entry)
 {
-	struct stl_mmap *mm = container_of(entry, struct stl_mmap, rdma);
+	stl_mmap_release(container_of(entry, struct stl_mmap, rdma));
+}
 
-	vfree(mm->buf);
-	kfree(mm);
+/*
+ * A zeroed buffer of @size bytes (page aligned) that the kernel and a
+ * process can map, its pages charged to the current memory cgroup.
+ */
+static struct stl_mmap *stl_mmap_alloc(size_t size)
+{
+	unsigned long i, n = size >> PAGE_SHIFT;
+	struct stl_mmap *mm;
+
+	mm = kzalloc(sizeof(*mm), GFP_KERNEL_ACCOUNT);
+	if (!mm)
+		return NULL;
+	mm->pages = kvcalloc(n, sizeof(*mm->pages), GFP_KERNEL_ACCOUNT);
+	if (!mm->pages)
+		goto err;
+	for (i = 0; i < n; i++) {
+		mm->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!mm->pages[i])
+			goto err;
+		mm->npages++;
+	}
+	mm->buf = vmap(mm->pages, n, VM_MAP, PAGE_KERNEL);
+	if (!mm->buf)
+		goto err;
+	return mm;
+err:
+	stl_mmap_release(mm);
+	return NULL;
 }
 
 /*
@@ -119,14 +166,9 @@ static int stl_ring_alloc(struct stl_ring *r, struct ib_ucontext *uc,
 		return -EINVAL;
 	slots = roundup_pow_of_two(*num + 1);
 	size = PAGE_ALIGN(sizeof(struct stl_ring_hdr) + (size_t)slots * elem);
-	mm = kzalloc(sizeof(*mm), GFP_KERNEL_ACCOUNT);
+	mm = stl_mmap_alloc(size);
 	if (!mm)
 		return -ENOMEM;
-	mm->buf = vmalloc_user(size);
-	if (!mm->buf) {
-		kfree(mm);
-		return -ENOMEM;
-	}
 	r->hdr = mm->buf;
 	r->mask = slots - 1;
 	r->log2 = ilog2(elem);
@@ -134,8 +176,7 @@ static int stl_ring_alloc(struct stl_ring *r, struct ib_ucontext *uc,
 	r->hdr->index_mask = r->mask;
 	ret = rdma_user_mmap_entry_insert(uc, &mm->rdma, size);
 	if (ret) {
-		vfree(mm->buf);
-		kfree(mm);
+		stl_mmap_release(mm);
 		r->hdr = NULL;
 		return ret;
 	}

@@ -15,7 +15,8 @@
 #      (STL_CHECK_DEBUG=0: not run; =full: every scenario, see below)
 # Two lanes run side by side (a TCG guest keeps about one core busy): this
 # shell runs 1-3 on 6.1, a second one (lane b) 3 on the other kernels and 4
-# from the start; its output follows this shell's (live in lane-b.log).
+# from the start (while the debug kernel builds: 4 only, and this shell 3 on
+# the other kernels too); lane b's output follows (live in lane-b.log).
 # Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -120,14 +121,9 @@ vm_one_debug() {
 		STL_FUZZ_SECONDS=$fuzz STL_LC_ITER=$lc_iter scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh
 }
 
-# Lane b: the other kernels, then the debug kernel; in a subshell, so its
-# counts come back in a file.
-lane_b() {
+# The one-host and two-host suites on the other kernels.
+other_kernels() {
 	local k v
-	pass=0
-	fail=0
-	failed=()
-	skipped=0
 	for k in $(scripts/kver.sh --all | tail -n +2); do
 		v=${k%%[-+]*}
 		v=${v%.*}
@@ -139,6 +135,22 @@ lane_b() {
 			STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-rdma_core_.*}" \
 			scripts/vm.sh -n 2 -t 900 -o "$out/two-$v" tests/kernel/vm-two.sh
 	done
+}
+
+# Lane b, in a subshell (its counts come back in a file): the debug
+# kernel's suite, and first the other kernels' if the debug kernel is built
+# already.  While it builds (the longest chain of a first run: ~30 minutes
+# of one core, then its suite), this lane only waits for it, and the other
+# kernels run in this shell after 6.1: three guests and the build at once
+# would starve the build.
+others_in_b=1
+[[ -n $debug_build ]] && others_in_b=0
+lane_b() {
+	pass=0
+	fail=0
+	failed=()
+	skipped=0
+	((others_in_b)) && other_kernels
 	if [[ ${STL_CHECK_DEBUG:-1} != 0 ]]; then
 		stage vm-one-host-debug vm_one_debug "$out/debug"
 	else
@@ -148,7 +160,7 @@ lane_b() {
 	printf '%s %s %s\n%s\n' "$pass" "$fail" "$skipped" "${failed[*]}" >"$out/lane-b.res"
 }
 
-echo "lane b: the other kernels and the debug kernel, alongside (log $out/lane-b.log)"
+echo "lane b: $( ((others_in_b)) && echo "the other kernels and ")the debug kernel, alongside (log $out/lane-b.log)"
 set -m		# its own process group, to stop it with
 lane_b >"$out/lane-b.log" 2>&1 &
 lane_b_pid=$!
@@ -179,6 +191,7 @@ stage rdma-core-builds rdma_core_builds
 stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
 	STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-60}" scripts/vm.sh -t 2700 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
+((others_in_b)) || other_kernels
 
 # Lane b's stages, once it is done.
 wait "$lane_b_pid"

@@ -577,6 +577,15 @@ static void stellar_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm_data)
 		wr->imm_data = imm_data;
 }
 
+/* The receiving side checks what it may invalidate. */
+static void stellar_wr_send_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = stellar_wr_new(qpx, IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
 static void stellar_wr_rdma(struct ibv_qp_ex *qpx, enum ibv_wr_opcode opcode,
 			    uint32_t rkey, uint64_t remote_addr,
 			    __be32 imm_data)
@@ -835,7 +844,7 @@ static void stellar_wr_refuse_atomic_write(struct ibv_qp_ex *qpx,
 		    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD))
 #define STELLAR_SEND_OPS_RC                                                    \
 	(STELLAR_SEND_OPS_UC | IBV_QP_EX_WITH_RDMA_READ |                      \
-	 STELLAR_SEND_OPS_ATOMIC)
+	 IBV_QP_EX_WITH_SEND_WITH_INV | STELLAR_SEND_OPS_ATOMIC)
 
 static void stellar_set_send_ops(struct stellar_qp *qp, uint64_t ops)
 {
@@ -863,10 +872,12 @@ static void stellar_set_send_ops(struct stellar_qp *qp, uint64_t ops)
 				   stellar_wr_atomic_fetch_add :
 				   stellar_wr_refuse_fetch_add;
 
+	qpx->wr_send_inv = ops & IBV_QP_EX_WITH_SEND_WITH_INV ?
+			   stellar_wr_send_inv : stellar_wr_refuse_rkey;
+
 	/* Never offered (refused at create time): fail the batch if called. */
 	qpx->wr_bind_mw = stellar_wr_refuse_bind_mw;
 	qpx->wr_local_inv = stellar_wr_refuse_rkey;
-	qpx->wr_send_inv = stellar_wr_refuse_rkey;
 	qpx->wr_send_tso = stellar_wr_refuse_tso;
 	qpx->wr_set_xrc_srqn = stellar_wr_refuse_rkey;
 	qpx->wr_atomic_write = stellar_wr_refuse_atomic_write;

@@ -353,7 +353,7 @@ static void qp_ex_refuses_unsupported_send_ops(struct smoke *s)
 	} refused[] = {
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV },
-		{ IBV_QPT_RC, IBV_QP_EX_WITH_SEND_WITH_INV },
+		{ IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE },
 		{ IBV_QPT_RC, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO },
 		{ IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ },
@@ -401,7 +401,8 @@ static void qp_ex_refuses_unsupported_send_ops(struct smoke *s)
 
 #define QPX_OPS                                                                \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |      \
-	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ)
+	 IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ |             \
+	 IBV_QP_EX_WITH_SEND_WITH_INV)
 #define QPX_ATOMIC_OPS                                                         \
 	(IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                                 \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP)
@@ -698,6 +699,37 @@ static void rc_qp_ex_write_send_imm_read(struct smoke *s)
 		EXPECT(wait_one(ibv_cq_ex_to_cq(cq), &pwc) == IBV_WC_SUCCESS);
 		EXPECT(pwc.wr_id == 111);
 		EXPECT(memcmp(dst + 500, src, 20) == 0);
+	}
+
+	/*
+	 * SEND with Invalidate naming an MR (to this QP itself): posted and
+	 * completed, but the receive fails with REM_INV_REQ_ERR (a peer may
+	 * invalidate type 2 windows only).  Last: the MR's key is restored
+	 * in the background, so it is an MR of its own.
+	 */
+	{
+		struct ibv_mr *vmr = ibv_reg_mr(s->pd, dst + 3584, 512,
+						IBV_ACCESS_LOCAL_WRITE |
+						IBV_ACCESS_REMOTE_WRITE);
+
+		EXPECT(vmr != NULL);
+		if (vmr) {
+			post_one_recv(s, qp, 202, dst + 3072, 64);
+			ibv_wr_start(qpx);
+			qpx->wr_id = 112;
+			qpx->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_send_inv(qpx, vmr->rkey);
+			ibv_wr_set_sge(qpx, s->mr->lkey, (uintptr_t)src, 16);
+			EXPECT(ibv_wr_complete(qpx) == 0);
+			n = ex_poll(cq, wc, 2);
+			EXPECT(n == 2);
+			w = ex_find(wc, n, 112);
+			EXPECT(w && w->status == IBV_WC_SUCCESS &&
+			       w->opcode == IBV_WC_SEND);
+			w = ex_find(wc, n, 202);
+			EXPECT(w && w->status == IBV_WC_REM_INV_REQ_ERR);
+			EXPECT(ibv_dereg_mr(vmr) == 0);
+		}
 	}
 
 out_qp:

@@ -62,9 +62,13 @@ s_queue_quota_attributes() {
 # The CQ drain rings are charged to the memory cgroup of the process that
 # creates the CQs: memory.current grows by at least their size (one
 # struct ib_wc, 72 bytes on x86-64, per entry) and drops by as much when
-# they are destroyed.
+# they are destroyed.  DEV ($1) may be a ring device (driven by librxe),
+# BYTES ($2) what each entry must be charged.
 s_cq_rings_charged_to_memcg() {
+	local dev=${1:-stellar0} per=${2:-72}
 	local cg=/sys/fs/cgroup grp line total before after gone min
+	local -a envx=()
+	[[ $dev == rxe* ]] && envx=(-u RDMAV_DRIVERS)
 	if [[ ! -e $cg/cgroup.controllers ]]; then
 		mkdir -p "$cg"
 		mount -t cgroup2 none "$cg" || { why "cannot mount cgroup2 on $cg"; return 1; }
@@ -75,10 +79,10 @@ s_cq_rings_charged_to_memcg() {
 	grp=$cg/stl-memcg-$$
 	mkdir -p "$grp" || { why "cannot create $grp"; return 1; }
 	[[ -e $grp/memory.current ]] || { why "$grp has no memory.current"; return 1; }
-	coproc MC { exec build/tests/stl_cq_memcg -d stellar0 -n 6 -c 32767 2>&1; }
+	coproc MC { exec env "${envx[@]}" build/tests/stl_cq_memcg -d "$dev" -n 6 -c 32767 2>&1; }
 	bg_track "$MC_PID"
 	read -r -t 60 line <&"${MC[0]}"
-	[[ $line == open ]] || { why "stl_cq_memcg did not open stellar0: $line"; return 1; }
+	[[ $line == open ]] || { why "stl_cq_memcg did not open $dev: $line"; return 1; }
 	echo "$MC_PID" >"$grp/cgroup.procs" || { why "cannot move the process into $grp"; return 1; }
 	before=$(cat "$grp/memory.current")
 	echo create >&"${MC[1]}"
@@ -92,7 +96,7 @@ s_cq_rings_charged_to_memcg() {
 	gone=$(cat "$grp/memory.current")
 	eval "exec ${MC[1]}>&-"
 	wait_exit "$MC_PID" 10 || why "stl_cq_memcg did not exit"
-	min=$((total * 72))
+	min=$((total * per))
 	echo "6 CQs, $total entries: memory.current $before -> $after -> $gone (ring >= $min bytes)"
 	((after - before >= min)) ||
 		why "memory.current grew by $((after - before)) bytes for $total CQ entries, want >= $min"
