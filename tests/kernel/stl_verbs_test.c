@@ -2238,6 +2238,21 @@ static long long hw_counter(const char *name)
 }
 
 /*
+ * A key a peer invalidated is restored in the background: @s's keys_restored
+ * must grow from @before by one within 3 s (30 ms a read).
+ */
+static int key_restored(const struct side *s, long long before)
+{
+	long long v = before;
+
+	for (int i = 0; i < 100 && v == before; i++)
+		v = side_counter(s, "keys_restored");
+	CHECK(v == before + 1, "%s: keys_restored grew by %lld in 3 s, want 1",
+	      s->name, v - before);
+	return T_PASS;
+}
+
+/*
  * A list longer than the send queue, to a peer with no receive posted (RNR,
  * retried forever): the parent takes what fits and refuses the rest with
  * ENOMEM.  That is a full queue, not a refused request: bad_wrs must not
@@ -2807,10 +2822,10 @@ static int t_mw_type2_send_inv_only_from_the_windows_pd(void)
 	struct ibv_send_wr inv = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
 				   .opcode = IBV_WR_SEND_WITH_INV,
 				   .send_flags = IBV_SEND_SIGNALED };
-	long long restored0, v = 0;
+	long long restored0;
 	struct ibv_wc wc;
 	uint32_t rkey;
-	int rc, i;
+	int rc;
 
 	if (!side_b.stellar)
 		return skip("%s is not a Stellar device", side_b.name);
@@ -2858,13 +2873,7 @@ static int t_mw_type2_send_inv_only_from_the_windows_pd(void)
 	TRY(wait_wc(z.p.b.cq, &wc, "receive of SEND_WITH_INV in another PD"));
 	TRY(expect_wc(&wc, "receive of SEND_WITH_INV naming another PD's window",
 		      IBV_WC_REM_INV_REQ_ERR, IBV_WC_RECV, 8));
-	for (i = 0; i < 100; i++) {
-		v = side_counter(&side_b, "keys_restored");
-		if (v != restored0)
-			break;
-	}
-	CHECK(v == restored0 + 1, "keys_restored grew by %lld in 3 s, want 1",
-	      v - restored0);
+	TRY(key_restored(&side_b, restored0));
 	fill_pattern(w.a, 64, 12);
 	TRY(rdma_write(&w.p, 0x12, w.a, 64, w.ma->lkey,
 		       (uintptr_t)buf + MW_OFF + 256, rkey));
@@ -3067,7 +3076,7 @@ static int t_send_inv_of_an_mr_fails_rem_inv_req_err_and_key_is_restored(void)
 				  .send_flags = IBV_SEND_SIGNALED };
 	long long refused0 = 0, restored0 = 0, v = 0;
 	struct ibv_wc wc;
-	int rc, i;
+	int rc;
 
 	TRY(xfer_open(&x, IBV_QPT_RC, &rev, 4096, MR_LOCAL, MR_LOCAL));
 	TRY(xfer_open(&y, IBV_QPT_RC, &rev, 4096, MR_LOCAL, MR_LOCAL));
@@ -3095,14 +3104,7 @@ static int t_send_inv_of_an_mr_fails_rem_inv_req_err_and_key_is_restored(void)
 		v = side_counter(&side_a, "remote_invalidations_refused");
 		CHECK(v == refused0 + 1,
 		      "remote_invalidations_refused grew by %lld, want 1", v - refused0);
-		/* restored in the background: up to 3 s (30 ms a read) */
-		for (i = 0; i < 100; i++) {
-			v = side_counter(&side_a, "keys_restored");
-			if (v != restored0)
-				break;
-		}
-		CHECK(v == restored0 + 1, "keys_restored grew by %lld in 3 s, want 1",
-		      v - restored0);
+		TRY(key_restored(&side_a, restored0));
 	}
 	/* the key works: B writes through it on another QP */
 	fill_pattern(y.a, 64, 4242);
