@@ -2714,6 +2714,18 @@ static int t_alloc_mw_is_unsupported(void)
 #define MW_OFF 4096
 #define MW_LEN 4096
 
+/* T_PASS if device B is a Stellar device with memory windows, else a skip. */
+static int b_has_stellar_windows(void)
+{
+	if (!side_b.stellar)
+		return skip("%s is not a Stellar device", side_b.name);
+	if (!(side_b.attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) ||
+	    side_b.attr.max_mw == 0)
+		return skip("%s has no memory windows (max_mw %d)", side_b.name,
+			    side_b.attr.max_mw);
+	return T_PASS;
+}
+
 static int mw_access(enum ibv_mw_type type, long off)
 {
 	struct neg n;
@@ -2725,12 +2737,7 @@ static int mw_access(enum ibv_mw_type type, long off)
 	int rc;
 
 	/* rxe 6.1 checks an access through a window against its whole MR */
-	if (!side_b.stellar)
-		return skip("%s is not a Stellar device", side_b.name);
-	if (!(side_b.attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) ||
-	    side_b.attr.max_mw == 0)
-		return skip("%s has no memory windows (max_mw %d)", side_b.name,
-			    side_b.attr.max_mw);
+	TRY(b_has_stellar_windows());
 	TRY(neg_open(&n, NULL));
 	mr = mr_reg(n.p.b.pd, n.dst, NEG_LEN,
 		    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
@@ -2827,12 +2834,7 @@ static int t_mw_type2_send_inv_only_from_the_windows_pd(void)
 	uint32_t rkey;
 	int rc;
 
-	if (!side_b.stellar)
-		return skip("%s is not a Stellar device", side_b.name);
-	if (!(side_b.attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW) ||
-	    side_b.attr.max_mw == 0)
-		return skip("%s has no memory windows (max_mw %d)", side_b.name,
-			    side_b.attr.max_mw);
+	TRY(b_has_stellar_windows());
 	TRY(xfer_open(&w, IBV_QPT_RC, NULL, 4096, MR_LOCAL, MR_LOCAL));
 	other = track(R_PD, ibv_alloc_pd(side_b.ctx), 0);
 	CHECK(other, "ibv_alloc_pd on %s failed: %s", side_b.name, strerror(errno));
