@@ -5,7 +5,9 @@
 # ratios (these machines are shared and noisy: compare ratios, not figures).
 #   1. perftest bandwidth, message rate and latency, and kernel CPU per
 #      operation, libstellar devices and ring devices (tests/bench/perf-guest.sh)
-#   2. PVDMA: time to first RDMA and registration churn
+#   2. perftest latency across two VMs, ring device against raw rxe
+#      (tests/bench/lat-two-guest.sh)
+#   3. PVDMA: time to first RDMA and registration churn
 #      (tests/bench/pvdma-guest.sh), in a VM with as much memory as fits
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,20 +31,25 @@ for lib in mlx5 efa; do
 		tests/bench/stl_perftest_stubs.c
 done
 
+# run OUTDIR VM ARGS...: a VM run (scripts/vm.sh ARGS); prints the script
+# log of VM number VM (the one that reports)
 run() {
-	local out=$1
-	shift
+	local out=$1 vm=$2
+	shift 2
 	if ! STL_VM_QUIET=1 scripts/vm.sh -o "$out" "$@" >/dev/null; then
 		echo "bench: VM run failed, logs in $out"
-		tail -50 "$out/vm0/script.log" 2>/dev/null
+		tail -50 "$out/vm$vm/script.log" 2>/dev/null
 		exit 1
 	fi
-	cat "$out/vm0/script.log"
+	cat "$out/vm$vm/script.log"
 }
 
 out=$(mktemp -d)
 echo "== perftest: stellar0<->stellar1 (libstellar), rxe_s0<->rxe_s1 (rings, stock librxe) vs rxe0<->rxe0, one VM"
-run "$out/perf" -t 1200 tests/bench/perf-guest.sh
+run "$out/perf" 0 -t 1200 tests/bench/perf-guest.sh
+echo
+echo "== perftest latency across two VMs: rxe_s0 (rings, stock librxe) vs rxe0"
+run "$out/lat2" 1 -n 2 -t 900 tests/bench/lat-two-guest.sh
 
 # Leave the host 4 GiB; the benchmark skips sizes that do not fit.
 host_mib=$(awk '/MemAvailable/ { print int($2 / 1024) }' /proc/meminfo)
@@ -50,4 +57,4 @@ vm_mib=$((host_mib - 4096))
 ((vm_mib > 10240)) && vm_mib=10240
 echo
 echo "== PVDMA, VM with $vm_mib MiB"
-run "$out/pvdma" -t 1800 -m "$vm_mib" tests/bench/pvdma-guest.sh
+run "$out/pvdma" 0 -t 1800 -m "$vm_mib" tests/bench/pvdma-guest.sh
