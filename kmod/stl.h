@@ -598,7 +598,7 @@ bool stl_mw_remote_invalidated(struct stl_dev *sdev, struct ib_pd *pd,
 int stl_mw_restore_key(struct stl_dev *sdev, u32 rkey);
 
 /* stl_inv.c */
-bool stl_remote_inv(struct stl_qp *sqp, u32 rkey);
+void stl_wc_remote_inv(struct stl_qp *sqp, struct ib_wc *wc);
 void stl_inv_exit(void);
 bool stl_mw_mr_busy(struct stl_dev *sdev, struct stl_mr *smr);
 void stl_mr_parent_lost(struct stl_dev *sdev);

@@ -346,13 +346,8 @@ static void stl_wc_translate(struct stl_cq *scq, struct ib_wc *wc)
 	} else {
 		sqp = wc->qp->qp_context;
 		/* A peer's SEND with Invalidate: see stl_inv.c. */
-		if ((wc->opcode & IB_WC_RECV) && wc->status == IB_WC_SUCCESS &&
-		    (wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
-		    !stl_remote_inv(sqp, wc->ex.invalidate_rkey)) {
-			wc->status = IB_WC_REM_INV_REQ_ERR;
-			wc->wc_flags &= ~IB_WC_WITH_INVALIDATE;
-			wc->byte_len = 0;
-		}
+		if (wc->opcode & IB_WC_RECV)
+			stl_wc_remote_inv(sqp, wc);
 		wc->qp = &(sqp->ibqp.send_cq == &scq->ibcq ?
 			   sqp->sref : sqp->rref)->stub;
 	}

@@ -109,7 +109,7 @@ static bool stl_inv_queued(const struct stl_inv_key *k)
  * QP's PD); false if not, the key then being restored in the background:
  * the caller completes the receive with IB_WC_REM_INV_REQ_ERR.
  */
-bool stl_remote_inv(struct stl_qp *sqp, u32 rkey)
+static bool stl_remote_inv(struct stl_qp *sqp, u32 rkey)
 {
 	struct stl_dev *sdev = to_stl_dev(sqp->ibqp.device);
 	struct stl_inv_key *k;
@@ -145,9 +145,29 @@ bool stl_remote_inv(struct stl_qp *sqp, u32 rkey)
 		kfree(k);
 	}
 	ibdev_err_ratelimited(&sdev->ibdev,
-			      "key 0x%x invalidated by a peer: too many to restore, it stays invalid\n",
+			      "key 0x%x invalidated by a peer cannot be queued for restoring: it stays invalid\n",
 			      rkey);
 	return false;
+}
+
+/**
+ * stl_wc_remote_inv() - check a parent receive completion of @sqp
+ * @sqp: the QP it belongs to
+ * @wc: the parent's completion, rewritten in place
+ *
+ * A successful receive of a SEND with Invalidate that the peer was not
+ * allowed to send (stl_remote_inv()) becomes IB_WC_REM_INV_REQ_ERR.
+ * Context: any (both completion paths).
+ */
+void stl_wc_remote_inv(struct stl_qp *sqp, struct ib_wc *wc)
+{
+	if (wc->status == IB_WC_SUCCESS &&
+	    (wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	    !stl_remote_inv(sqp, wc->ex.invalidate_rkey)) {
+		wc->status = IB_WC_REM_INV_REQ_ERR;
+		wc->wc_flags &= ~IB_WC_WITH_INVALIDATE;
+		wc->byte_len = 0;
+	}
 }
 
 /**

@@ -594,13 +594,8 @@ static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
 	 * already; anything but a window of the QP's PD is refused (and
 	 * restored), as rxe refuses a key: the QP fails (stl_inv.c).
 	 */
-	if (recv && wc->status == IB_WC_SUCCESS &&
-	    (wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
-	    !stl_remote_inv(sqp, wc->ex.invalidate_rkey)) {
-		wc->status = IB_WC_REM_INV_REQ_ERR;
-		wc->wc_flags &= ~IB_WC_WITH_INVALIDATE;
-		wc->byte_len = 0;
-	}
+	if (recv)
+		stl_wc_remote_inv(sqp, wc);
 	if (recv && sqp->ibqp.srq) {
 		ssrq = to_stl_srq(sqp->ibqp.srq);
 		idx = (u32)wc->wr_id;
