@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # Stellar top-level Makefile.
-#   make            stellar.ko + libstellar provider + tests; plus
+#   make            stellar.ko + libstellar provider + stellarctl + tests; plus
 #                   build/kmod/KVER/stellar.ko for every test kernel
 #                   (scripts/kver.sh --all: Debian's 6.1 and backports 6.12)
 #   make check      every test (unit, VM scenarios on one and two hosts)
@@ -18,9 +18,9 @@ KDIR ?= /lib/modules/$(KVER)/build
 # Every test kernel; the VM tests load build/kmod/$(uname -r)/stellar.ko.
 KVERS ?= $(shell scripts/kver.sh --all 2>/dev/null)
 
-.PHONY: all module kmods userlib tests check check-debug debug-kernel unit demo bench install clean lint deps fuzz
+.PHONY: all module kmods userlib tools tests check check-debug debug-kernel unit demo bench install clean lint deps fuzz
 
-all: module kmods userlib tests
+all: module kmods userlib tools tests
 
 module:
 	@test -n "$(KVER)" || { echo "no kernel headers: run scripts/deps.sh"; exit 1; }
@@ -32,6 +32,10 @@ kmods:
 
 userlib:
 	$(MAKE) -C userlib
+
+# stellarctl, the operator's tool (build/stellarctl)
+tools:
+	$(MAKE) -C tools/stellarctl
 
 tests:
 	$(MAKE) -C tests/kernel
@@ -71,6 +75,8 @@ install: module userlib
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	depmod -b $(if $(DESTDIR),$(DESTDIR),/) -a $(KVER)
 	$(MAKE) -C userlib install DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools/stellarctl install DESTDIR=$(DESTDIR)
+	install -D -m 0755 tools/cni/stellar $(DESTDIR)/usr/lib/cni/stellar
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -43,6 +43,46 @@
  * each CQE costs a parent CQE plus a drain ring entry, each WQE a parent
  * work queue entry, all kernel memory the tenant makes the host allocate.
  */
+/*
+ * GID table entries of a device: it holds only the addresses of its own
+ * netdev (stl_add_gid()), a few at most; ib_core gives every entry three
+ * sysfs files, most of an idle device's memory with rxe's 1024.
+ */
+#define STL_GID_TBL_LEN 32
+
+/* Most addresses an explicit list (link_add addr=) may name. */
+#define STL_MAX_ADDRS 8
+
+/*
+ * Bandwidth share between the devices of one parent (stl_share_bps()): a
+ * device that posted within STL_SHARE_ACTIVE_NS counts; the sum of the
+ * active weights is computed at most every STL_SHARE_PERIOD_NS.
+ */
+#define STL_SHARE_ACTIVE_NS	(100 * NSEC_PER_MSEC)
+#define STL_SHARE_PERIOD_NS	(10 * NSEC_PER_MSEC)
+#define STL_WEIGHT_DEFAULT	100
+#define STL_WEIGHT_MAX		1000
+#define STL_SHARE_MAX_BPS	(1ULL << 40)
+
+/**
+ * struct stl_share - the bandwidth share of one parent's devices
+ * @lock: guards @devs, @active_weight and @calc_ns
+ * @devs: the parent's devices (stl_dev.share_entry)
+ * @total_bps: bytes per second the parent's bulk-class devices share by
+ *	weight (0: no share; sysfs share_total_bytes of any of them)
+ * @active_weight: sum of the weights of the bulk devices active lately
+ * @calc_ns: when @active_weight was computed
+ */
+struct stl_share {
+	spinlock_t lock;
+	struct list_head devs;
+	u64 total_bps;
+	u64 active_weight;
+	u64 calc_ns;
+};
+
+/* Longest a post_send system call waits for the rate cap (stellarN devices). */
+#define STL_RATE_MAX_WAIT_US	100000ULL
 #define STL_DEF_CQE_QUOTA	(1U << 18)
 #define STL_DEF_WQE_QUOTA	(1U << 18)
 
@@ -58,7 +98,23 @@ enum stl_counter {
 	STL_CNT_WQE_QUOTA_REFUSALS,
 	STL_CNT_REMOTE_INV_REFUSED,
 	STL_CNT_KEYS_RESTORED,
+	STL_CNT_OBJ_QUOTA_REFUSALS,
+	STL_CNT_RATE_WAITS,
+	STL_CNT_KMEM_REFUSALS,
+	STL_CNT_PACED_BYTES,
 	STL_NUM_COUNTERS
+};
+
+/* Kinds of objects with a per-device quota (stl_obj_charge()). */
+enum stl_obj {
+	STL_OBJ_PD,
+	STL_OBJ_CQ,
+	STL_OBJ_QP,
+	STL_OBJ_SRQ,
+	STL_OBJ_MR,
+	STL_OBJ_MW,
+	STL_OBJ_AH,
+	STL_NUM_OBJ
 };
 
 struct stl_parent;
@@ -69,7 +125,13 @@ struct stl_parent;
  * @parent: the parent this device lives on
  * @pdev: the parent's ib_device (alive while @parent is)
  * @pport: the parent's port backing our port 1
- * @ndev: the netdev the device was created on (reference held)
+ * @ndev: the device's netdev for ib_core's address management and `rdma
+ *	link` (reference held): @addr_ndev, or its real device if it is a VLAN
+ * @addr_ndev: the netdev whose addresses (GIDs) the device may use, the one
+ *	named at creation: the parent port's netdev or a device above it (a
+ *	VLAN, macvlan or ipvlan); reference held (stl_add_gid())
+ * @n_addrs: entries of @addrs; 0: every address of @addr_ndev
+ * @addrs: the only addresses (as GIDs) the device may use, set at creation
  * @parent_entry: entry in @parent's list of children (stl_devs_lock)
  * @gone: dealloc_driver has run; never (re)added to @parent (stl_devs_lock)
  * @event_handler: receives the parent's port events
@@ -79,16 +141,29 @@ struct stl_parent;
  * @qp_lifecycle: serialises parent QP creation with the CQ drain done when a
  *	parent QP is destroyed, so a freed parent QP's address cannot be reused
  *	while completions are filtered by it
- * @n_qp: QPs alive now
- * @n_cq: CQs alive now
- * @n_pd: PDs alive now
- * @n_mr: MRs alive now
- * @n_ah: AHs alive now
- * @n_srq: SRQs alive now
+ * @n_obj: objects of each kind (enum stl_obj) alive now
+ * @rate_lock: guards @rate_tokens and @rate_ns
+ * @rate_bps: cap on the bytes per second the device posts to the parent
+ *	(0: none; sysfs rate_limit_bytes)
+ * @rate_tokens: bytes that may be posted now; one request may take it
+ *	below zero, the next one then waits
+ * @rate_ns: when @rate_tokens was last refilled
+ * @rate_eff: the rate @rate_tokens was last refilled at (cap or share)
+ * @share: the bandwidth share of the parent's devices (the parent's)
+ * @share_entry: in @share's list
+ * @weight: the device's weight in @share (1..STL_WEIGHT_MAX)
+ * @latency: latency class: never paced by @share, not counted in it
+ * @active_ns: when the device last posted under @share (or, waiting for
+ *	tokens, when it may post again)
+ * @obj_quota: most objects of each kind the device may have (0: the
+ *	module's maximum, STL_MAX_*); set by the operator (sysfs)
  * @n_cqe: CQ entries of the CQs alive now
  * @n_wqe: send and receive queue entries of the QPs alive now
  * @cqe_quota: most entries @n_cqe may reach (0: STL_DEF_CQE_QUOTA)
  * @wqe_quota: most entries @n_wqe may reach (0: STL_DEF_WQE_QUOTA)
+ * @kmem: bytes of module memory the device's objects hold now (their
+ *	estimates, stl_kmem_charge())
+ * @kmem_quota: most bytes @kmem may reach (0: no limit; sysfs kmem_quota)
  * @pins: pinned pages, pin cache and pin quota of this device
  * @reg_flags: STL_REG_* bits: how far the parent still executes REG_MR and
  *	LOCAL_INV (atomic bitops, stl_mr.c)
@@ -103,7 +178,6 @@ struct stl_parent;
  * @mws: rkey >> 8 -> struct stl_mw (devices with rings)
  * @mw_lock: serialises binds and invalidations of windows, and an MR's
  *	deregistration against binds to it
- * @n_mw: windows alive now
  */
 struct stl_dev {
 	struct ib_device ibdev;
@@ -111,6 +185,9 @@ struct stl_dev {
 	struct ib_device *pdev;
 	u32 pport;
 	struct net_device *ndev;
+	struct net_device *addr_ndev;
+	u8 n_addrs;
+	union ib_gid addrs[STL_MAX_ADDRS];
 	struct list_head parent_entry;
 	bool gone;
 	struct ib_event_handler event_handler;
@@ -118,9 +195,22 @@ struct stl_dev {
 	struct work_struct reap_work;
 	struct xarray mrs;
 	struct mutex qp_lifecycle;
-	atomic_t n_qp, n_cq, n_pd, n_mr, n_ah, n_srq;
+	atomic_t n_obj[STL_NUM_OBJ];
+	u32 obj_quota[STL_NUM_OBJ];
+	spinlock_t rate_lock;
+	u64 rate_bps;
+	s64 rate_tokens;
+	u64 rate_ns;
+	u64 rate_eff;
+	struct stl_share *share;
+	struct list_head share_entry;
+	u32 weight;
+	bool latency;
+	u64 active_ns;
 	atomic64_t n_cqe, n_wqe;
 	u32 cqe_quota, wqe_quota;
+	atomic64_t kmem;
+	u64 kmem_quota;
 	struct pvdma_cache pins;
 	unsigned long reg_flags;
 	atomic64_t cnt[STL_NUM_COUNTERS];
@@ -132,7 +222,6 @@ struct stl_dev {
 	struct delayed_work ring_work;
 	struct xarray mws;
 	struct mutex mw_lock;
-	atomic_t n_mw;
 };
 
 static inline struct stl_dev *to_stl_dev(struct ib_device *ibdev)
@@ -249,6 +338,7 @@ struct stl_uq {
  * @ibsrq: core object
  * @psrq: the parent SRQ, in the PD's parent PD
  * @charged: entries charged to the device's wqe_quota
+ * @kmem: bytes charged to the device's kmem_quota
  * @max_sge: most SGEs of a receive request
  * @rq: the ring the process fills (devices with rings)
  * @slot_lock: guards @slots, @free and @nfree
@@ -264,6 +354,7 @@ struct stl_srq {
 	struct ib_srq ibsrq;
 	struct ib_srq *psrq;
 	u32 charged;
+	u64 kmem;
 	u32 max_sge;
 	struct stl_uq rq;
 	spinlock_t slot_lock;
@@ -310,6 +401,7 @@ struct stl_cq_qref {
  * @dying_ref: the stub of @dying on this CQ
  * @qrefs: every struct stl_cq_qref of this CQ
  * @charged: CQ entries charged to the device's cqe_quota
+ * @kmem: bytes charged to the device's kmem_quota
  * @uring: the completion ring of a device with rings
  * @uprod: producer index of @uring (ours; the mapped one is a copy)
  * @notify: IB_CQ_* the process armed the CQ for (@lock)
@@ -334,6 +426,7 @@ struct stl_cq {
 	struct stl_cq_qref *dying_ref;
 	struct list_head qrefs;
 	u32 charged;
+	u64 kmem;
 	struct stl_ring uring;
 	u32 uprod;
 	u32 notify;
@@ -362,6 +455,7 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  * @qkey: the Q_Key last set by modify_qp (UD), sent in place of a
  *	controlled Q_Key an unprivileged user names in a work request
  * @charged: work queue entries charged to the device's wqe_quota
+ * @kmem: bytes charged to the device's kmem_quota
  * @sq: send ring (devices with rings)
  * @rq: receive ring (devices with rings)
  * @sig_all: every send request completes (IB_SIGNAL_ALL_WR)
@@ -371,6 +465,8 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  *	entries before it (STL_FENCE_*, stl_ring.c)
  * @err: the QP is in the error state: what the parent does not hold is
  *	flushed by Stellar
+ * @rate_wait: send entries wait for the device's rate cap (stl_rate_take();
+ *	the device's backstop pulls the send ring again)
  * @local_wait: a window entry waits for the entries before it (a marker
  *	follows them; under sq.mutex)
  * @ring_entry: in the device's ring_qps
@@ -390,6 +486,7 @@ struct stl_qp {
 	u32 max_inline;
 	u32 qkey;
 	u32 charged;
+	u64 kmem;
 	struct stl_uq sq;
 	struct stl_uq rq;
 	bool sig_all;
@@ -397,6 +494,7 @@ struct stl_qp {
 	u8 fence;
 	bool err;
 	bool local_wait;
+	bool rate_wait;
 	struct list_head ring_entry;
 	struct work_struct work;
 	struct mutex modify_lock;
@@ -433,6 +531,7 @@ struct stl_fmr {
  * @length: bytes from @iova that work requests may use
  * @access: IB_ACCESS_* flags
  * @num_mw: memory windows bound to it (under the device's mw_lock)
+ * @kmem: bytes charged to the device's kmem_quota
  * @rcu: frees the object after lockless lookups are done
  */
 struct stl_mr {
@@ -444,6 +543,7 @@ struct stl_mr {
 	u64 length;
 	int access;
 	unsigned int num_mw;
+	u64 kmem;
 	struct rcu_head rcu;
 };
 
@@ -521,6 +621,8 @@ int stl_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		  struct ib_udata *udata);
 int stl_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int stl_destroy_ah(struct ib_ah *ibah, u32 flags);
+int stl_add_gid(const struct ib_gid_attr *attr, void **context);
+int stl_del_gid(const struct ib_gid_attr *attr, void **context);
 int stl_ah_to_parent(struct stl_dev *sdev, const struct rdma_ah_attr *in,
 		     struct rdma_ah_attr *out);
 void stl_ah_from_parent(struct stl_dev *sdev, struct rdma_ah_attr *attr);
@@ -650,7 +752,51 @@ int stl_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 extern const struct attribute_group stl_attr_group;
 u32 stl_quota(struct stl_dev *sdev, bool cqes);
 int stl_quota_charge(struct stl_dev *sdev, bool cqes, u64 n);
+u32 stl_obj_limit(struct stl_dev *sdev, enum stl_obj o);
+bool stl_rate_take(struct stl_dev *sdev, u64 bytes);
+u64 stl_wr_bytes(const struct ib_send_wr *wr);
+
+/* Is @sdev paced by its parent's bandwidth share? */
+static inline bool stl_shared(struct stl_dev *sdev)
+{
+	return READ_ONCE(sdev->share->total_bps) && !READ_ONCE(sdev->latency);
+}
+
+/*
+ * May @wr go to the parent now?  Free when the device has no rate cap and
+ * no share.
+ */
+static inline bool stl_rate_ok(struct stl_dev *sdev,
+			       const struct ib_send_wr *wr)
+{
+	return (!READ_ONCE(sdev->rate_bps) && !stl_shared(sdev)) ||
+	       stl_rate_take(sdev, stl_wr_bytes(wr));
+}
+
+u64 stl_share_bps(struct stl_dev *sdev, u64 now);
+void stl_share_init(struct stl_share *sh);
+void stl_share_join(struct stl_dev *sdev, struct stl_share *sh);
+void stl_share_leave(struct stl_dev *sdev);
+u64 stl_rate_wait_us(struct stl_dev *sdev);
+void stl_rate_debit(struct stl_dev *sdev, u64 bytes);
+int stl_obj_charge(struct stl_dev *sdev, enum stl_obj o);
+
+static inline void stl_obj_uncharge(struct stl_dev *sdev, enum stl_obj o)
+{
+	atomic_dec(&sdev->n_obj[o]);
+}
+
 void stl_quota_uncharge(struct stl_dev *sdev, bool cqes, s64 n);
+int stl_kmem_charge(struct stl_dev *sdev, u64 bytes);
+
+static inline void stl_kmem_uncharge(struct stl_dev *sdev, u64 bytes)
+{
+	atomic64_sub(bytes, &sdev->kmem);
+}
+
+u64 stl_ring_cq_kmem(u32 cqe);
+u64 stl_ring_qp_kmem(const struct ib_qp_init_attr *init, u32 max_inline);
+u64 stl_ring_srq_kmem(u32 max_wr, u32 max_sge);
 
 /*
  * ib_core exports it (6.1.0-57 and 6.12 alike: the `rdma system set

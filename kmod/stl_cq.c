@@ -68,6 +68,13 @@ static void stl_cq_event(struct ib_event *ev, void *ctx)
 	scq->ibcq.event_handler(&out, scq->ibcq.cq_context);
 }
 
+/* Module memory of a CQ of @cqe entries (kmem_quota). */
+static u64 stl_cq_kmem(struct stl_dev *sdev, u32 cqe)
+{
+	return sizeof(struct stl_cq) + ((u64)cqe + 1) * sizeof(struct ib_wc) +
+	       (sdev->rings ? stl_ring_cq_kmem(cqe) : 0);
+}
+
 int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  struct stl_create_cq_arg *arg)
 {
@@ -84,15 +91,17 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EINVAL;
 	if (!attr->cqe || attr->cqe > sdev->pdev->attrs.max_cqe)
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->n_cq) > STL_MAX_CQ) {
-		stl_info(sdev, "CQ limit %d reached\n", STL_MAX_CQ);
-		ret = -ENOMEM;
-		goto err_count;
-	}
+	ret = stl_obj_charge(sdev, STL_OBJ_CQ);
+	if (ret)
+		return ret;
 	ret = stl_quota_charge(sdev, true, attr->cqe);
 	if (ret)
 		goto err_count;
 	scq->charged = attr->cqe;
+	scq->kmem = stl_cq_kmem(sdev, attr->cqe);
+	ret = stl_kmem_charge(sdev, scq->kmem);
+	if (ret)
+		goto err_charge;
 
 	spin_lock_init(&scq->lock);
 	mutex_init(&scq->resize_lock);
@@ -103,7 +112,7 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	pcq = ib_create_cq(sdev->pdev, stl_cq_comp, stl_cq_event, scq, &pattr);
 	if (IS_ERR(pcq)) {
 		ret = PTR_ERR(pcq);
-		goto err_charge;
+		goto err_kmem;
 	}
 	/* The parent may round up: charge what it made. */
 	stl_quota_uncharge(sdev, true, (s64)scq->charged - pcq->cqe);
@@ -129,10 +138,12 @@ err_free_ring:
 	kvfree(scq->ring);
 err_destroy_cq:
 	ib_destroy_cq(pcq);
+err_kmem:
+	stl_kmem_uncharge(sdev, scq->kmem);
 err_charge:
 	stl_quota_uncharge(sdev, true, scq->charged);
 err_count:
-	atomic_dec(&sdev->n_cq);
+	stl_obj_uncharge(sdev, STL_OBJ_CQ);
 	return ret;
 }
 
@@ -164,7 +175,8 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	list_for_each_entry_safe(ref, tmp, &scq->qrefs, entry)
 		kfree(ref);
 	stl_quota_uncharge(sdev, true, scq->charged);
-	atomic_dec(&sdev->n_cq);
+	stl_kmem_uncharge(sdev, scq->kmem);
+	stl_obj_uncharge(sdev, STL_OBJ_CQ);
 	return 0;
 }
 
@@ -179,7 +191,7 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * and cannot be resized.
  *
  * Return: 0; -EINVAL for a size out of range or below what the CQ holds,
- * -ENOMEM over the CQE quota, -EOPNOTSUPP without a ring, or the
+ * -ENOMEM over the CQE or kmem quota, -EOPNOTSUPP without a ring, or the
  * parent's error.
  */
 int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
@@ -187,6 +199,7 @@ int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	struct stl_dev *sdev = to_stl_dev(ibcq->device);
 	struct stl_cq *scq = to_stl_cq(ibcq);
 	u32 extra = 0, old;
+	u64 kmem;
 	int ret, i;
 
 	if (!scq->uring.hdr)
@@ -210,17 +223,23 @@ int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		goto out;
 	}
 	old = scq->pcq->cqe;
+	kmem = stl_cq_kmem(sdev, cqe);
+	if (kmem > scq->kmem) {
+		ret = stl_kmem_charge(sdev, kmem - scq->kmem);
+		if (ret)
+			goto out;
+	}
 	if (cqe > scq->charged) {
 		extra = cqe - scq->charged;
 		ret = stl_quota_charge(sdev, true, extra);
 		if (ret)
-			goto out;
+			goto out_kmem;
 	}
 	ret = ib_resize_cq(scq->pcq, cqe);
 	if (ret) {
 		stl_dbg(sdev, "parent CQ resize to %d: %d\n", cqe, ret);
 		stl_quota_uncharge(sdev, true, extra);
-		goto out;
+		goto out_kmem;
 	}
 	/* Charge what the parent made of it. */
 	stl_quota_uncharge(sdev, true,
@@ -233,6 +252,16 @@ int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 				   (s64)scq->charged - scq->pcq->cqe);
 		scq->charged = scq->pcq->cqe;
 	}
+	if (ret)
+		goto out_kmem;
+	/* The ring changed: it holds what the new size charges. */
+	if (kmem < scq->kmem)
+		stl_kmem_uncharge(sdev, scq->kmem - kmem);
+	scq->kmem = kmem;
+	goto out;
+out_kmem:
+	if (kmem > scq->kmem)
+		stl_kmem_uncharge(sdev, kmem - scq->kmem);
 out:
 	mutex_unlock(&scq->resize_lock);
 	return ret;

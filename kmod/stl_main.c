@@ -4,7 +4,9 @@
  *
  * Stellar is an ib_client of every RDMA device: each one is a potential
  * parent.  `rdma link add NAME type stellar netdev X` creates a device over
- * the parent port bound to X; writing "NAME PARENT [PORT]" to
+ * the parent port bound to X, or to the device below X when X is a VLAN,
+ * macvlan or ipvlan; the device uses only X's addresses (stl_add_gid()).
+ * Writing "NAME PARENT [PORT]" to
  * /sys/kernel/stellar/link_add names the parent device directly.  When a
  * parent goes away, the client's remove callback unregisters its children
  * and waits for them, so no Stellar device outlives its parent.
@@ -31,6 +33,9 @@
 #include <linux/netdevice.h>
 #include <linux/kobject.h>
 #include <linux/capability.h>
+#include <linux/inet.h>
+#include <net/ipv6.h>
+#include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_user_verbs.h>
@@ -45,6 +50,7 @@
  * @dead: the parent is going away; no child may be added
  * @nr_children: children reserved and not yet reaped (also those off
  *	@children already); the parent's removal waits for 0
+ * @share: the bandwidth share of its children
  */
 struct stl_parent {
 	struct ib_device *ibdev;
@@ -52,6 +58,7 @@ struct stl_parent {
 	struct list_head children;
 	bool dead;
 	atomic_t nr_children;
+	struct stl_share share;
 };
 
 /*
@@ -222,9 +229,12 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 		ib_unregister_event_handler(&sdev->event_handler);
 	if (sdev->ndev)
 		dev_put(sdev->ndev);
+	if (sdev->addr_ndev)
+		dev_put(sdev->addr_ndev);
 	/* Never reserved on a parent: nothing else to undo. */
 	if (!p)
 		return;
+	stl_share_leave(sdev);
 
 	mutex_lock(&stl_devs_lock);
 	sdev->gone = true;
@@ -320,38 +330,54 @@ static struct net_device *stl_port_netdev(struct ib_device *pdev, u32 port)
  * @ndev: the netdev (netlink), or NULL
  * @pdev: the parent device (sysfs link_add), or NULL
  * @port: the parent port (with @pdev; 0 = its first port)
+ * @n_addrs: entries of @addrs (sysfs link_add addr=); 0: no list
+ * @addrs: the only addresses the device may use, as GIDs
  */
 struct stl_want {
 	struct net_device *ndev;
 	struct ib_device *pdev;
 	u32 port;
+	u8 n_addrs;
+	union ib_gid addrs[STL_MAX_ADDRS];
 };
 
+/* Most devices below a named netdev looked at for a parent. */
+#define STL_MAX_LOWER 8
+
+struct stl_lowers {
+	struct net_device *dev[STL_MAX_LOWER];
+	int n;
+};
+
+static int stl_lower_one(struct net_device *lower,
+			 struct netdev_nested_priv *priv)
+{
+	struct stl_lowers *l = priv->data;
+
+	if (l->n == STL_MAX_LOWER)
+		return 1;
+	dev_hold(lower);
+	l->dev[l->n++] = lower;
+	return 0;
+}
+
 /*
- * Find the parent and port of @want; returns it with the port's netdev held
- * in *@ndev (which must be NULL on entry).
+ * The parent port whose netdev is @want; returns it with that netdev held in
+ * *@ndev (which must be NULL on entry).
  */
-static struct stl_parent *stl_parent_lookup(const struct stl_want *want,
-					   u32 *port, struct net_device **ndev)
+static struct stl_parent *stl_parent_by_netdev(struct net_device *want,
+					      u32 *port,
+					      struct net_device **ndev)
 {
 	struct stl_parent *p, *found = NULL;
 	struct net_device *nd;
 	u32 i;
 
-	lockdep_assert_held(&stl_devs_lock);
-	if (want->pdev) {
-		p = stl_parent_find(want->pdev);
-		if (!p)
-			return NULL;
-		*port = want->port ?: rdma_start_port(p->ibdev);
-		*ndev = stl_port_netdev(p->ibdev, *port);
-		return p;
-	}
 	/* Several devices may use one netdev (rxe and siw): prefer RoCE. */
 	list_for_each_entry(p, &stl_parents, entry) {
 		rdma_for_each_port(p->ibdev, i) {
 			nd = stl_port_netdev(p->ibdev, i);
-			if (nd != want->ndev || (found && !rdma_protocol_roce(p->ibdev, i))) {
+			if (nd != want || (found && !rdma_protocol_roce(p->ibdev, i))) {
 				dev_put(nd);
 				continue;
 			}
@@ -364,6 +390,45 @@ static struct stl_parent *stl_parent_lookup(const struct stl_want *want,
 		}
 	}
 	return found;
+}
+
+/*
+ * Find the parent and port of @want; returns it with the port's netdev held
+ * in *@ndev (which must be NULL on entry).  A named netdev that is no
+ * parent's port is looked for below: a VLAN's real device, a macvlan's or
+ * ipvlan's lower device (nearest first).
+ */
+static struct stl_parent *stl_parent_lookup(const struct stl_want *want,
+					   u32 *port, struct net_device **ndev)
+{
+	struct netdev_nested_priv priv;
+	struct stl_lowers lowers;
+	struct stl_parent *p;
+	int i;
+
+	lockdep_assert_held(&stl_devs_lock);
+	if (want->pdev) {
+		p = stl_parent_find(want->pdev);
+		if (!p)
+			return NULL;
+		*port = want->port ?: rdma_start_port(p->ibdev);
+		*ndev = stl_port_netdev(p->ibdev, *port);
+		return p;
+	}
+	p = stl_parent_by_netdev(want->ndev, port, ndev);
+	if (p)
+		return p;
+	lowers.n = 0;
+	priv.data = &lowers;
+	rcu_read_lock();
+	netdev_walk_all_lower_dev_rcu(want->ndev, stl_lower_one, &priv);
+	rcu_read_unlock();
+	for (i = 0; i < lowers.n; i++) {
+		if (!p)
+			p = stl_parent_by_netdev(lowers.dev[i], port, ndev);
+		dev_put(lowers.dev[i]);
+	}
+	return p;
 }
 
 /*
@@ -424,7 +489,20 @@ static int stl_reserve(struct stl_dev *sdev, const char *name,
 	sdev->parent = p;
 	sdev->pdev = pdev;
 	sdev->pport = port;
-	sdev->ndev = nd;
+	stl_share_join(sdev, &p->share);
+	/*
+	 * ib_core's address management offers a device the addresses of its
+	 * netdev and of the devices above it, so a macvlan's or ipvlan's
+	 * device is told the macvlan: its table then holds only its own
+	 * addresses.  It looks at a VLAN's real device only, so a VLAN's
+	 * device is told that one and takes only the VLAN's addresses from
+	 * it (stl_add_gid()).
+	 */
+	sdev->addr_ndev = want->pdev ? nd : want->ndev;
+	dev_hold(sdev->addr_ndev);
+	sdev->ndev = rdma_vlan_dev_real_dev(sdev->addr_ndev) ?: sdev->addr_ndev;
+	dev_hold(sdev->ndev);
+	dev_put(nd);
 	atomic_inc(&p->nr_children);
 	get_device(&sdev->ibdev.dev);
 	mutex_unlock(&stl_devs_lock);
@@ -464,6 +542,7 @@ static int stl_create(const char *name, const struct stl_want *want)
 	xa_init(&sdev->mrs);
 	xa_init(&sdev->mws);
 	mutex_init(&sdev->mw_lock);
+	spin_lock_init(&sdev->rate_lock);
 	stl_ring_dev_init(sdev);
 	/* Devices named rxe* speak the rxe user ABI (stl_ring.c). */
 	sdev->rings = !strncmp(name, STL_RING_NAME_PREFIX,
@@ -473,6 +552,9 @@ static int stl_create(const char *name, const struct stl_want *want)
 	INIT_LIST_HEAD(&sdev->parent_entry);
 	INIT_WORK(&sdev->reap_work, stl_reap);
 
+	/* Before registration: ib_core fills the GID table there. */
+	sdev->n_addrs = want->n_addrs;
+	memcpy(sdev->addrs, want->addrs, sizeof(sdev->addrs));
 	ret = stl_reserve(sdev, name, want);
 	if (ret)
 		goto err_dealloc;
@@ -491,7 +573,8 @@ static int stl_create(const char *name, const struct stl_want *want)
 	/* A concurrent `rdma link delete` may have removed it already. */
 	if (!sdev->gone) {
 		if (sdev->parent->dead ||
-		    READ_ONCE(sdev->ndev->reg_state) != NETREG_REGISTERED)
+		    READ_ONCE(sdev->ndev->reg_state) != NETREG_REGISTERED ||
+		    READ_ONCE(sdev->addr_ndev->reg_state) != NETREG_REGISTERED)
 			unwanted = true;
 		else
 			list_add_tail(&sdev->parent_entry,
@@ -506,9 +589,9 @@ static int stl_create(const char *name, const struct stl_want *want)
 			ib_unregister_device_and_put(&sdev->ibdev);
 		ret = -ENODEV;
 	} else {
-		ibdev_info(&sdev->ibdev, "created over %s port %u (netdev %s)\n",
+		ibdev_info(&sdev->ibdev, "created over %s port %u (netdev %s, addresses of %s)\n",
 			   dev_name(&sdev->pdev->dev), sdev->pport,
-			   netdev_name(sdev->ndev));
+			   netdev_name(sdev->ndev), netdev_name(sdev->addr_ndev));
 	}
 	put_device(&sdev->ibdev.dev);
 	return ret;
@@ -521,8 +604,9 @@ err_dealloc:
 
 /*
  * rdma link add NAME type stellar netdev NDEV.  The parent is the RDMA
- * device with a port bound to NDEV; Stellar devices themselves are never
- * parents.
+ * device with a port bound to NDEV, or to a device below NDEV (NDEV a VLAN,
+ * macvlan or ipvlan); Stellar devices themselves are never parents.  The
+ * device's addresses are NDEV's.
  */
 static int stl_newlink(const char *name, struct net_device *ndev)
 {
@@ -546,16 +630,38 @@ static char *stl_next_word(char **s)
 	return w;
 }
 
+/* "addr=IP" (IPv4 or IPv6) into the next slot of @want; -EINVAL if not. */
+static int stl_want_addr(struct stl_want *want, const char *ip)
+{
+	union ib_gid *g;
+	__be32 v4;
+
+	if (want->n_addrs >= STL_MAX_ADDRS)
+		return -EINVAL;
+	g = &want->addrs[want->n_addrs];
+	if (in4_pton(ip, -1, (u8 *)&v4, -1, NULL))
+		ipv6_addr_set_v4mapped(v4, (struct in6_addr *)g->raw);
+	else if (!in6_pton(ip, -1, g->raw, -1, NULL))
+		return -EINVAL;
+	want->n_addrs++;
+	return 0;
+}
+
 /*
- * /sys/kernel/stellar/link_add: "NAME PARENT [PORT]" creates NAME over port
- * PORT (default: the first) of the RDMA device PARENT.  For parents whose
- * netdev does not identify them (several devices or ports on one netdev).
+ * /sys/kernel/stellar/link_add: "NAME PARENT [PORT] [addr=IP]..." creates
+ * NAME over port PORT (default: the first) of the RDMA device PARENT, for
+ * parents whose netdev does not identify them (several devices or ports on
+ * one netdev); "NAME netdev=NETDEV [addr=IP]..." over the RDMA device below
+ * NETDEV, as `rdma link add NAME type stellar netdev NETDEV` does.  Each
+ * addr= (at most STL_MAX_ADDRS) restricts the device to those addresses of
+ * its netdev (an IPv4 address stands for its v4-mapped GID): its GID table
+ * holds no other.
  */
 static ssize_t link_add_store(struct kobject *kobj, struct kobj_attribute *attr,
 			      const char *buf, size_t count)
 {
 	struct stl_want want = {};
-	char *s, *args, *name, *parent, *port;
+	char *s, *args, *w, *name, *parent = NULL, *port = NULL, *nd = NULL;
 	int ret = -EINVAL;
 
 	if (!capable(CAP_NET_ADMIN))
@@ -565,11 +671,28 @@ static ssize_t link_add_store(struct kobject *kobj, struct kobj_attribute *attr,
 		return -ENOMEM;
 	args = s;
 	name = stl_next_word(&args);
-	parent = stl_next_word(&args);
-	port = stl_next_word(&args);
-	if (!name || !parent || stl_next_word(&args) ||
+	while ((w = stl_next_word(&args))) {
+		if (!strncmp(w, "addr=", 5)) {
+			if (stl_want_addr(&want, w + 5)) {
+				pr_err_ratelimited("link_add: bad or too many addresses (at most %d): \"%.*s\"\n",
+						   STL_MAX_ADDRS, 64, w);
+				goto out_free;
+			}
+		} else if (!strncmp(w, "netdev=", 7) && !nd && !parent) {
+			nd = w + 7;
+		} else if (!parent && !nd && !strchr(w, '=')) {
+			parent = w;
+		} else if (parent && !port && !strchr(w, '=')) {
+			port = w;
+		} else {
+			parent = NULL;
+			nd = NULL;
+			break;
+		}
+	}
+	if (!name || (!parent && !nd) ||
 	    (port && (kstrtou32(port, 10, &want.port) || !want.port))) {
-		pr_err_ratelimited("link_add: want \"NAME PARENT [PORT]\"\n");
+		pr_err_ratelimited("link_add: want \"NAME PARENT [PORT] [addr=IP]...\" or \"NAME netdev=NETDEV [addr=IP]...\"\n");
 		goto out_free;
 	}
 	if (strlen(name) >= IB_DEVICE_NAME_MAX || strpbrk(name, "%/:")) {
@@ -577,15 +700,22 @@ static ssize_t link_add_store(struct kobject *kobj, struct kobj_attribute *attr,
 				   IB_DEVICE_NAME_MAX, name);
 		goto out_free;
 	}
-	want.pdev = ib_device_get_by_name(parent, RDMA_DRIVER_UNKNOWN);
-	if (!want.pdev) {
-		pr_err_ratelimited("link_add: %s: no RDMA device %.*s\n", name,
-				   IB_DEVICE_NAME_MAX, parent);
+	if (nd)
+		want.ndev = dev_get_by_name(current->nsproxy->net_ns, nd);
+	else
+		want.pdev = ib_device_get_by_name(parent, RDMA_DRIVER_UNKNOWN);
+	if (!want.ndev && !want.pdev) {
+		pr_err_ratelimited("link_add: %s: no %s %.*s\n", name,
+				   nd ? "netdev" : "RDMA device",
+				   IB_DEVICE_NAME_MAX, nd ?: parent);
 		ret = -ENODEV;
 		goto out_free;
 	}
 	ret = stl_create(name, &want);
-	ib_device_put(want.pdev);
+	if (want.ndev)
+		dev_put(want.ndev);
+	else
+		ib_device_put(want.pdev);
 out_free:
 	kfree(s);
 	return ret ?: count;
@@ -605,7 +735,7 @@ static int stl_netdev_event(struct notifier_block *nb, unsigned long event,
 	mutex_lock(&stl_devs_lock);
 	list_for_each_entry(p, &stl_parents, entry)
 		list_for_each_entry(sdev, &p->children, parent_entry)
-			if (sdev->ndev == ndev)
+			if (sdev->ndev == ndev || sdev->addr_ndev == ndev)
 				stl_queue_unregister(sdev, "its netdev goes away");
 	mutex_unlock(&stl_devs_lock);
 	return NOTIFY_DONE;
@@ -627,6 +757,7 @@ static int stl_client_add(struct ib_device *ibdev)
 		return -ENOMEM;
 	p->ibdev = ibdev;
 	INIT_LIST_HEAD(&p->children);
+	stl_share_init(&p->share);
 	mutex_lock(&stl_devs_lock);
 	list_add_tail(&p->entry, &stl_parents);
 	mutex_unlock(&stl_devs_lock);
@@ -711,6 +842,8 @@ const struct ib_device_ops stl_dev_ops = {
 	.create_qp = stl_create_qp,
 	.create_srq = stl_create_srq,
 	.create_user_ah = stl_create_ah,
+	.add_gid = stl_add_gid,
+	.del_gid = stl_del_gid,
 	.dealloc_driver = stl_dealloc_driver,
 	.dealloc_pd = stl_dealloc_pd,
 	.dealloc_ucontext = stl_dealloc_ucontext,

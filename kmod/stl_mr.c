@@ -355,7 +355,7 @@ static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
 	struct stl_fmr *fmr;
 	int ret, n;
 
-	fmr = kzalloc(sizeof(*fmr), GFP_KERNEL);
+	fmr = kzalloc(sizeof(*fmr), GFP_KERNEL_ACCOUNT);
 	if (!fmr)
 		return ERR_PTR(-ENOMEM);
 	fmr->pdev = sdev->pdev;
@@ -462,17 +462,24 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		stl_dbg(sdev, "MR range 0x%llx+0x%llx refused\n", start, length);
 		return ERR_PTR(-EINVAL);
 	}
-	if (atomic_inc_return(&sdev->n_mr) > STL_MAX_MR) {
-		stl_info(sdev, "MR limit %d reached\n", STL_MAX_MR);
-		ret = -ENOMEM;
-		goto err_count;
+	ret = stl_obj_charge(sdev, STL_OBJ_MR);
+	if (ret) {
+		stl_count(sdev, STL_CNT_MR_REG_FAIL, 1);
+		return ERR_PTR(ret);
 	}
 
-	smr = kzalloc(sizeof(*smr), GFP_KERNEL);
+	smr = kzalloc(sizeof(*smr), GFP_KERNEL_ACCOUNT);
 	if (!smr) {
 		ret = -ENOMEM;
 		goto err_count;
 	}
+	/* The MR, its parent registration and a page pointer per page. */
+	smr->kmem = sizeof(*smr) + sizeof(struct stl_fmr) +
+		    (PAGE_ALIGN((start & ~PAGE_MASK) + length) >> PAGE_SHIFT) *
+		    sizeof(struct page *);
+	ret = stl_kmem_charge(sdev, smr->kmem);
+	if (ret)
+		goto err_free_only;
 
 	writable = access & (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
 			     IB_ACCESS_REMOTE_ATOMIC);
@@ -524,9 +531,11 @@ err_release:
 err_unmap:
 	pvdma_unmap_user(&sdev->pins, smr->map, NULL);
 err_free:
+	stl_kmem_uncharge(sdev, smr->kmem);
+err_free_only:
 	kfree(smr);
 err_count:
-	atomic_dec(&sdev->n_mr);
+	stl_obj_uncharge(sdev, STL_OBJ_MR);
 	stl_count(sdev, STL_CNT_MR_REG_FAIL, 1);
 	return ERR_PTR(ret);
 }
@@ -580,7 +589,8 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	} else {
 		pvdma_unmap_user(&sdev->pins, smr->map, &fmr->park);
 	}
-	atomic_dec(&sdev->n_mr);
+	stl_kmem_uncharge(sdev, smr->kmem);
+	stl_obj_uncharge(sdev, STL_OBJ_MR);
 	/* Lookups in stl_post.c may still read it: free after RCU. */
 	kfree_rcu(smr, rcu);
 	return 0;

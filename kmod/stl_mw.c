@@ -67,6 +67,10 @@ static int stl_mw_invalidate_parent(struct stl_dev *sdev, struct stl_mw *smw)
 	return 0;
 }
 
+/* Module memory of a window (kmem_quota): its page list at the largest. */
+#define STL_MW_KMEM \
+	(sizeof(struct stl_mw) + STL_MW_MAX_PAGES * sizeof(struct page *))
+
 int stl_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
 	struct stl_dev *sdev = to_stl_dev(ibmw->device);
@@ -78,11 +82,12 @@ int stl_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		return -EINVAL;
 	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->n_mw) > STL_MAX_MW) {
-		stl_info(sdev, "MW limit %d reached\n", STL_MAX_MW);
-		ret = -ENOMEM;
-		goto err_count;
-	}
+	ret = stl_obj_charge(sdev, STL_OBJ_MW);
+	if (ret)
+		return ret;
+	ret = stl_kmem_charge(sdev, STL_MW_KMEM);
+	if (ret)
+		goto err_obj;
 	/* One page entry to spare: see stl_fmr_build(). */
 	smw->pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG,
 			       STL_MW_MAX_PAGES + 1);
@@ -99,7 +104,9 @@ int stl_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 err_dereg:
 	ib_dereg_mr(smw->pmr);
 err_count:
-	atomic_dec(&sdev->n_mw);
+	stl_kmem_uncharge(sdev, STL_MW_KMEM);
+err_obj:
+	stl_obj_uncharge(sdev, STL_OBJ_MW);
 	return ret;
 }
 
@@ -116,7 +123,8 @@ int stl_dealloc_mw(struct ib_mw *ibmw)
 	ib_dereg_mr(smw->pmr);
 	stl_mw_release(smw);
 	mutex_unlock(&sdev->mw_lock);
-	atomic_dec(&sdev->n_mw);
+	stl_kmem_uncharge(sdev, STL_MW_KMEM);
+	stl_obj_uncharge(sdev, STL_OBJ_MW);
 	return 0;
 }
 

@@ -235,6 +235,22 @@ int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
 			      sqp->max_send_sge, need);
 }
 
+/**
+ * stl_wr_bytes() - the bytes a prepared send request moves (rate cap)
+ * @wr: a request as it goes to the parent (inline data as one SGE)
+ *
+ * Return: the sum of its SGE lengths.
+ */
+u64 stl_wr_bytes(const struct ib_send_wr *wr)
+{
+	u64 n = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		n += wr->sg_list[i].length;
+	return n;
+}
+
 static void stl_refused(struct stl_dev *sdev, struct stl_qp *sqp, int n,
 			int ret, const char *what)
 {
@@ -250,6 +266,7 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct stl_qp *sqp = to_stl_qp(ibqp);
 	const struct ib_send_wr *w, *bad;
 	struct stl_send_buf buf, *b = &buf;
+	u64 waited = 0;
 	int ret = 0, n;
 
 	/* A QP with rings: the doorbell, a POST_SEND with no request. */
@@ -278,6 +295,29 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			stl_count(sdev, STL_CNT_BAD_WRS, 1);
 			break;
 		}
+		/*
+		 * Over the device's rate cap, the caller waits; at most
+		 * STL_RATE_MAX_WAIT_US per call, so that a device removal
+		 * (which waits for calls in progress) is never held long.
+		 * Past that the request goes in debt (stl_rate_debit()).
+		 */
+		while (!stl_rate_ok(sdev, &b->wr.send)) {
+			u64 us = min(stl_rate_wait_us(sdev),
+				     STL_RATE_MAX_WAIT_US - waited);
+
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			if (waited >= STL_RATE_MAX_WAIT_US) {
+				stl_rate_debit(sdev, stl_wr_bytes(&b->wr.send));
+				break;
+			}
+			fsleep(us);
+			waited += us;
+		}
+		if (ret)
+			break;
 		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
 		if (ret) {
 			/* The parent's queue is full: not a refused request. */

@@ -61,6 +61,15 @@ static int stl_check_qp_init(struct stl_dev *sdev,
 	return 0;
 }
 
+/* Module memory of a QP made for @init (kmem_quota). */
+static u64 stl_qp_kmem(struct stl_dev *sdev, const struct ib_qp_init_attr *init)
+{
+	return sizeof(struct stl_qp) + 2 * sizeof(struct stl_cq_qref) +
+	       (sdev->rings ?
+		stl_ring_qp_kmem(init, min_t(u32, init->cap.max_inline_data,
+					     STELLAR_MAX_INLINE_DATA)) : 0);
+}
+
 int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		  struct ib_udata *udata)
 {
@@ -84,16 +93,20 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (ret)
 		return ret;
 	mutex_init(&sqp->modify_lock);
-	if (atomic_inc_return(&sdev->n_qp) > STL_MAX_QP) {
-		stl_info(sdev, "QP limit %d reached\n", STL_MAX_QP);
-		ret = -ENOMEM;
-		goto err_count;
-	}
+	ret = stl_obj_charge(sdev, STL_OBJ_QP);
+	if (ret)
+		return ret;
 	/* Both bounded by max_qp_wr above: no overflow. */
 	sqp->charged = init->cap.max_send_wr + init->cap.max_recv_wr;
 	ret = stl_quota_charge(sdev, false, sqp->charged);
 	if (ret)
 		goto err_count;
+	sqp->kmem = stl_qp_kmem(sdev, init);
+	ret = stl_kmem_charge(sdev, sqp->kmem);
+	if (ret) {
+		stl_quota_uncharge(sdev, false, sqp->charged);
+		goto err_count;
+	}
 
 	scq = to_stl_cq(init->send_cq);
 	rcq = to_stl_cq(init->recv_cq);
@@ -178,8 +191,9 @@ err_refs:
 	if (sqp->rref && rcq != scq)
 		stl_cq_qref_put(rcq, sqp->rref);
 	stl_quota_uncharge(sdev, false, sqp->charged);
+	stl_kmem_uncharge(sdev, sqp->kmem);
 err_count:
-	atomic_dec(&sdev->n_qp);
+	stl_obj_uncharge(sdev, STL_OBJ_QP);
 	return ret;
 }
 
@@ -297,6 +311,7 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (rcq != scq)
 		stl_cq_qref_put(rcq, sqp->rref);
 	stl_quota_uncharge(sdev, false, sqp->charged);
-	atomic_dec(&sdev->n_qp);
+	stl_kmem_uncharge(sdev, sqp->kmem);
+	stl_obj_uncharge(sdev, STL_OBJ_QP);
 	return 0;
 }

@@ -149,6 +149,71 @@ err:
 	return NULL;
 }
 
+/* Module memory of a ring of at least @num entries of @elem bytes. */
+static u64 stl_ring_bytes(u64 num, u64 elem)
+{
+	u64 size = PAGE_ALIGN(sizeof(struct stl_ring_hdr) +
+			      roundup_pow_of_two(num + 1) * elem);
+
+	return sizeof(struct stl_mmap) + size +
+	       (size >> PAGE_SHIFT) * sizeof(struct page *);
+}
+
+/**
+ * stl_ring_cq_kmem() - module memory the ring of a CQ of @cqe entries takes
+ * @cqe: entries asked for
+ *
+ * Return: bytes, for stl_kmem_charge().
+ */
+u64 stl_ring_cq_kmem(u32 cqe)
+{
+	return stl_ring_bytes(cqe, STL_CQE_SIZE);
+}
+
+/**
+ * stl_ring_qp_kmem() - module memory the rings of a QP take
+ * @init: the QP's capacities (checked against the device limits)
+ * @max_inline: the inline data its send entries hold
+ *
+ * Return: bytes, for stl_kmem_charge(): both rings, the state Stellar keeps
+ * per entry and the staging buffers.
+ */
+u64 stl_ring_qp_kmem(const struct ib_qp_init_attr *init, u32 max_inline)
+{
+	u64 sq_elem, rq_elem, nsq, nrq, b;
+
+	sq_elem = roundup_pow_of_two(sizeof(struct rxe_send_wqe) +
+				     max_t(u64, (u64)init->cap.max_send_sge *
+					   sizeof(struct rxe_sge), max_inline));
+	rq_elem = roundup_pow_of_two(sizeof(struct rxe_recv_wqe) +
+				     (u64)init->cap.max_recv_sge *
+				     sizeof(struct rxe_sge));
+	nsq = init->cap.max_send_wr;
+	nrq = init->cap.max_recv_wr;
+	b = stl_ring_bytes(nsq, sq_elem) + (nsq + 1) * sizeof(struct stl_uwr) +
+	    sq_elem + sizeof(struct stl_send_buf);
+	if (!init->srq)
+		b += stl_ring_bytes(nrq, rq_elem) +
+		     (nrq + 1) * sizeof(struct stl_uwr) + rq_elem;
+	return b;
+}
+
+/**
+ * stl_ring_srq_kmem() - module memory the ring of an SRQ takes
+ * @max_wr: entries asked for
+ * @max_sge: scatter entries per receive
+ *
+ * Return: bytes, for stl_kmem_charge().
+ */
+u64 stl_ring_srq_kmem(u32 max_wr, u32 max_sge)
+{
+	u64 elem = roundup_pow_of_two(sizeof(struct rxe_recv_wqe) +
+				      (u64)max_sge * sizeof(struct rxe_sge));
+
+	return stl_ring_bytes(max_wr, elem) + elem +
+	       ((u64)max_wr + 1) * (sizeof(struct stl_uwr) + sizeof(u32));
+}
+
 /*
  * Allocate a ring of at least @num entries of @elem bytes (a power of two)
  * and make it mappable in @uc; *@num becomes its capacity and @mi what
@@ -1201,6 +1266,7 @@ static int stl_sq_pull(struct stl_qp *sqp)
 	int ret = 0;
 
 	lockdep_assert_held(&uq->mutex);
+	WRITE_ONCE(sqp->rate_wait, false);
 	b = uq->sbuf;
 	prod = stl_ring_uprod(&uq->ring);
 	while (uq->next != prod && !READ_ONCE(sqp->err)) {
@@ -1224,6 +1290,12 @@ static int stl_sq_pull(struct stl_qp *sqp)
 			stl_uq_refuse(sqp, uq, idx, wr_id,
 				      IB_WC_LOC_PROT_ERR);
 			ret = 0;
+			break;
+		}
+		/* Over the rate cap: the entry waits in the ring, in order. */
+		if (!stl_rate_ok(sdev, &b->wr.send)) {
+			rcu_read_unlock();
+			WRITE_ONCE(sqp->rate_wait, true);
 			break;
 		}
 		uq->wr[idx].wr_id = wr_id;
@@ -1276,8 +1348,8 @@ static void stl_ring_qp_work(struct work_struct *work)
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	bool fenced, moved = false;
 
-	/* A window entry waited for the entries before it. */
-	if (READ_ONCE(sqp->local_wait)) {
+	/* A window entry waited for the entries before it, or the rate cap. */
+	if (READ_ONCE(sqp->local_wait) || READ_ONCE(sqp->rate_wait)) {
 		mutex_lock(&sqp->sq.mutex);
 		stl_sq_pull(sqp);
 		mutex_unlock(&sqp->sq.mutex);
@@ -1399,7 +1471,7 @@ static void stl_ring_dev_work(struct work_struct *work)
 
 	mutex_lock(&sdev->ring_lock);
 	list_for_each_entry(sqp, &sdev->ring_qps, ring_entry) {
-		if (READ_ONCE(sqp->err) ||
+		if (READ_ONCE(sqp->err) || READ_ONCE(sqp->rate_wait) ||
 		    (sqp->rq.ring.hdr &&
 		     stl_ring_uprod(&sqp->rq.ring) != READ_ONCE(sqp->rq.next)))
 			queue_work(system_wq, &sqp->work);

@@ -61,11 +61,9 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		stl_dbg(sdev, "SRQ caps above the device limits\n");
 		return -EINVAL;
 	}
-	if (atomic_inc_return(&sdev->n_srq) > STL_MAX_SRQ) {
-		stl_info(sdev, "SRQ limit %d reached\n", STL_MAX_SRQ);
-		ret = -ENOMEM;
-		goto err_count;
-	}
+	ret = stl_obj_charge(sdev, STL_OBJ_SRQ);
+	if (ret)
+		return ret;
 
 	pinit.event_handler = stl_srq_event;
 	pinit.srq_context = ssrq;
@@ -85,12 +83,17 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	ret = stl_quota_charge(sdev, false, ssrq->charged);
 	if (ret)
 		goto err_count;
+	ssrq->kmem = sizeof(*ssrq) +
+		     stl_ring_srq_kmem(pinit.attr.max_wr, pinit.attr.max_sge);
+	ret = stl_kmem_charge(sdev, ssrq->kmem);
+	if (ret)
+		goto err_charge;
 
 	psrq = ib_create_srq(spd->ppd, &pinit);
 	if (IS_ERR(psrq)) {
 		ret = PTR_ERR(psrq);
 		stl_dbg(sdev, "parent SRQ creation failed: %d\n", ret);
-		goto err_charge;
+		goto err_kmem;
 	}
 	ssrq->psrq = psrq;
 	/* The parent may round up: charge what it made. */
@@ -108,10 +111,12 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 err_destroy:
 	ib_destroy_srq_user(psrq, NULL);
+err_kmem:
+	stl_kmem_uncharge(sdev, ssrq->kmem);
 err_charge:
 	stl_quota_uncharge(sdev, false, ssrq->charged);
 err_count:
-	atomic_dec(&sdev->n_srq);
+	stl_obj_uncharge(sdev, STL_OBJ_SRQ);
 	return ret;
 }
 
@@ -180,7 +185,8 @@ int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	if (sdev->rings)
 		stl_ring_srq_free(ssrq);
 	stl_quota_uncharge(sdev, false, ssrq->charged);
-	atomic_dec(&sdev->n_srq);
+	stl_kmem_uncharge(sdev, ssrq->kmem);
+	stl_obj_uncharge(sdev, STL_OBJ_SRQ);
 	return 0;
 }
 

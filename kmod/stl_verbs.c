@@ -56,7 +56,7 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->vendor_id = pa->vendor_id;
 	attr->vendor_part_id = pa->vendor_part_id;
 	attr->hw_ver = pa->hw_ver;
-	attr->max_qp = min(pa->max_qp, STL_MAX_QP);
+	attr->max_qp = min_t(int, pa->max_qp, stl_obj_limit(sdev, STL_OBJ_QP));
 	attr->max_qp_wr = pa->max_qp_wr;
 	attr->device_cap_flags = pa->device_cap_flags &
 				 (IB_DEVICE_RC_RNR_NAK_GEN |
@@ -66,15 +66,15 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_send_sge = pa->max_send_sge;
 	attr->max_recv_sge = pa->max_recv_sge;
 	attr->max_sge_rd = pa->max_sge_rd;
-	attr->max_cq = min(pa->max_cq, STL_MAX_CQ);
+	attr->max_cq = min_t(int, pa->max_cq, stl_obj_limit(sdev, STL_OBJ_CQ));
 	attr->max_cqe = pa->max_cqe;
-	attr->max_mr = min(pa->max_mr, STL_MAX_MR);
-	attr->max_pd = min(pa->max_pd, STL_MAX_PD);
+	attr->max_mr = min_t(int, pa->max_mr, stl_obj_limit(sdev, STL_OBJ_MR));
+	attr->max_pd = min_t(int, pa->max_pd, stl_obj_limit(sdev, STL_OBJ_PD));
 	attr->max_qp_rd_atom = pa->max_qp_rd_atom;
 	attr->max_qp_init_rd_atom = pa->max_qp_init_rd_atom;
 	attr->max_res_rd_atom = pa->max_res_rd_atom;
 	attr->atomic_cap = pa->atomic_cap;
-	attr->max_ah = min(pa->max_ah, STL_MAX_AH);
+	attr->max_ah = min_t(int, pa->max_ah, stl_obj_limit(sdev, STL_OBJ_AH));
 	if (sdev->rings) {
 		/* Rings of 2^n entries hold 2^n - 1 (stl_ring.c). */
 		attr->max_qp_wr = min_t(u32, rounddown_pow_of_two(pa->max_qp_wr + 1) - 1,
@@ -82,14 +82,14 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		attr->max_cqe = min_t(u32, pa->max_cqe,
 				      STL_RING_MAX_ENTRIES - 1);
 		/* libstellar has no SRQ verbs: only ring devices offer SRQs. */
-		attr->max_srq = min(pa->max_srq, STL_MAX_SRQ);
+		attr->max_srq = min_t(int, pa->max_srq, stl_obj_limit(sdev, STL_OBJ_SRQ));
 		attr->max_srq_wr = min_t(u32, rounddown_pow_of_two(pa->max_srq_wr + 1) - 1,
 					 STL_RING_MAX_ENTRIES - 1);
 		attr->max_srq_sge = pa->max_srq_sge;
 		/* Windows of both types (stl_mw.c). */
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
 					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
-		attr->max_mw = STL_MAX_MW;
+		attr->max_mw = stl_obj_limit(sdev, STL_OBJ_MW);
 	}
 	/*
 	 * Every queue the limits allow must fit the device's quotas: a QP is
@@ -113,6 +113,7 @@ int stl_query_port(struct ib_device *ibdev, u32 port,
 	if (ret)
 		return ret;
 	attr->pkey_tbl_len = 1;
+	attr->gid_tbl_len = min_t(int, attr->gid_tbl_len, STL_GID_TBL_LEN);
 	/*
 	 * No GSI QP and no MAD agent on this device, so no CM (rdma_cm and
 	 * ib_cm skip it) and no device management: promise neither.
@@ -132,7 +133,7 @@ int stl_get_port_immutable(struct ib_device *ibdev, u32 port,
 	if (ret)
 		return ret;
 	imm->pkey_tbl_len = 1;
-	imm->gid_tbl_len = attr.gid_tbl_len;
+	imm->gid_tbl_len = min_t(int, attr.gid_tbl_len, STL_GID_TBL_LEN);
 	imm->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	imm->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
@@ -192,17 +193,22 @@ int stl_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct stl_dev *sdev = to_stl_dev(ibpd->device);
 	struct stl_pd *spd = to_stl_pd(ibpd);
 	struct ib_pd *ppd;
+	int ret;
 
 	if (!stl_udata_empty(udata))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->n_pd) > STL_MAX_PD) {
-		atomic_dec(&sdev->n_pd);
-		stl_info(sdev, "PD limit %d reached\n", STL_MAX_PD);
-		return -ENOMEM;
+	ret = stl_obj_charge(sdev, STL_OBJ_PD);
+	if (ret)
+		return ret;
+	ret = stl_kmem_charge(sdev, sizeof(*spd));
+	if (ret) {
+		stl_obj_uncharge(sdev, STL_OBJ_PD);
+		return ret;
 	}
 	ppd = ib_alloc_pd(sdev->pdev, 0);
 	if (IS_ERR(ppd)) {
-		atomic_dec(&sdev->n_pd);
+		stl_kmem_uncharge(sdev, sizeof(*spd));
+		stl_obj_uncharge(sdev, STL_OBJ_PD);
 		return PTR_ERR(ppd);
 	}
 	spd->ppd = ppd;
@@ -220,7 +226,49 @@ int stl_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	stl_pd_reg_teardown(spd);
 	ib_dealloc_pd(spd->ppd);
 	mutex_destroy(&spd->reg_lock);
-	atomic_dec(&sdev->n_pd);
+	stl_kmem_uncharge(sdev, sizeof(*spd));
+	stl_obj_uncharge(sdev, STL_OBJ_PD);
+	return 0;
+}
+
+/**
+ * stl_add_gid() - may the device use this address?
+ * @attr: the GID ib_core is about to put in the device's table
+ * @context: unused
+ *
+ * ib_core's RoCE address management offers a device every address of its
+ * port's netdev and of the devices above it (VLANs, macvlans, ipvlans), in
+ * every network namespace.  A Stellar device takes only the addresses of the
+ * netdev it was created on (@addr_ndev), so a tenant cannot send from a
+ * neighbour's address or VLAN; ib_core leaves the others out of the table.
+ * A device created with an address list (link_add addr=) takes only those
+ * of them.
+ *
+ * Return: 0, or -EPERM for an address of another netdev or not listed.
+ */
+int stl_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct stl_dev *sdev = to_stl_dev(attr->device);
+	int i;
+
+	if (rcu_access_pointer(attr->ndev) != sdev->addr_ndev) {
+		stl_dbg(sdev, "GID %pI6 (index %u) is not an address of %s: left out\n",
+			attr->gid.raw, attr->index,
+			netdev_name(sdev->addr_ndev));
+		return -EPERM;
+	}
+	if (!sdev->n_addrs)
+		return 0;
+	for (i = 0; i < sdev->n_addrs; i++)
+		if (!memcmp(&attr->gid, &sdev->addrs[i], sizeof(attr->gid)))
+			return 0;
+	stl_dbg(sdev, "GID %pI6 (index %u) is not in the device's address list: left out\n",
+		attr->gid.raw, attr->index);
+	return -EPERM;
+}
+
+int stl_del_gid(const struct ib_gid_attr *attr, void **context)
+{
 	return 0;
 }
 
@@ -250,9 +298,17 @@ int stl_ah_to_parent(struct stl_dev *sdev, const struct rdma_ah_attr *in,
 	/* The netdev is only compared; RCU keeps it from being reused. */
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(grh->sgid_attr);
+	if (IS_ERR(ndev) || ndev != sdev->addr_ndev) {
+		/* stl_add_gid() keeps such entries out of the table. */
+		rcu_read_unlock();
+		ibdev_warn_ratelimited(&sdev->ibdev,
+				       "source GID index %u is not an address of %s\n",
+				       grh->sgid_index, netdev_name(sdev->addr_ndev));
+		return -EINVAL;
+	}
 	pgid = rdma_find_gid_by_port(sdev->pdev, &grh->sgid_attr->gid,
 				     grh->sgid_attr->gid_type, sdev->pport,
-				     IS_ERR(ndev) ? NULL : ndev);
+				     ndev);
 	rcu_read_unlock();
 	if (IS_ERR(pgid)) {
 		stl_dbg(sdev, "source GID index %u not on the parent\n",
@@ -314,11 +370,12 @@ int stl_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 
 	if (!stl_udata_empty(udata))
 		return -EINVAL;
-	if (atomic_inc_return(&sdev->n_ah) > STL_MAX_AH) {
-		stl_info(sdev, "AH limit %d reached\n", STL_MAX_AH);
-		ret = -ENOMEM;
-		goto err_count;
-	}
+	ret = stl_obj_charge(sdev, STL_OBJ_AH);
+	if (ret)
+		return ret;
+	ret = stl_kmem_charge(sdev, sizeof(*sah));
+	if (ret)
+		goto err_obj;
 	ret = stl_ah_to_parent(sdev, init->ah_attr, &pattr);
 	if (ret)
 		goto err_count;
@@ -341,7 +398,9 @@ int stl_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 
 err_count:
-	atomic_dec(&sdev->n_ah);
+	stl_kmem_uncharge(sdev, sizeof(*sah));
+err_obj:
+	stl_obj_uncharge(sdev, STL_OBJ_AH);
 	return ret;
 }
 
@@ -363,6 +422,7 @@ int stl_destroy_ah(struct ib_ah *ibah, u32 flags)
 
 	stl_ring_ah_destroy(to_stl_ah(ibah));
 	rdma_destroy_ah(to_stl_ah(ibah)->pah, flags);
-	atomic_dec(&sdev->n_ah);
+	stl_kmem_uncharge(sdev, sizeof(struct stl_ah));
+	stl_obj_uncharge(sdev, STL_OBJ_AH);
 	return 0;
 }

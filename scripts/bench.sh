@@ -9,6 +9,15 @@
 #      (tests/bench/lat-two-guest.sh)
 #   3. PVDMA: time to first RDMA and registration churn
 #      (tests/bench/pvdma-guest.sh), in a VM with as much memory as fits
+#   4. devices created and deleted from one process over netlink, 1000
+#      Stellar devices against rxe devices (tests/bench/link-guest.sh), and
+#      the kernel memory of an idle device
+#   5. bandwidth share: two devices weighted 3:1, a rate cap, a latency-class
+#      device's latency under bulk load, against the parent alone
+#      (tests/bench/share-guest.sh)
+#   6. pod start: N containers started at once by podman, each with its own
+#      device and 1 GiB registered, until all have sent their first message,
+#      against containers sharing rxe0 (tests/bench/pod-guest.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -55,6 +64,19 @@ run "$out/lat2" 1 -n 2 -t 900 tests/bench/lat-two-guest.sh
 host_mib=$(awk '/MemAvailable/ { print int($2 / 1024) }' /proc/meminfo)
 vm_mib=$((host_mib - 4096))
 ((vm_mib > 10240)) && vm_mib=10240
+echo
+echo "== devices created and deleted over netlink from one process: stellar vs rxe"
+run "$out/link" 0 -t 900 tests/bench/link-guest.sh
+echo
+echo "== bandwidth share between the devices of one parent: weights, cap, latency class"
+run "$out/share" 0 -t 900 tests/bench/share-guest.sh
+echo
+# Pod start: as much memory as the host can give, so that the baseline's
+# pinned registrations fit where they can.
+pod_mib=$((host_mib - 4096))
+((pod_mib > 20480)) && pod_mib=20480
+echo "== pod start: containers with a device and 1 GiB registered each, VM with $pod_mib MiB"
+run "$out/pod" 0 -t 1800 -m "$pod_mib" tests/bench/pod-guest.sh
 echo
 echo "== PVDMA, VM with $vm_mib MiB"
 run "$out/pvdma" 0 -t 1800 -m "$vm_mib" tests/bench/pvdma-guest.sh

@@ -69,10 +69,12 @@ trap '[[ -n $debug_build ]] && kill -- "-$debug_build" 2>/dev/null
 # kernels leave out what only varies the userspace over module paths the
 # rest of the suite runs there too (OTHER_SKIP): the ibverbs-utils and ring
 # pingpongs and perftests, the verbs suite against plain rxe0, the other
-# rdma-core releases, UCX and pyverbs (about 12 minutes under TCG), and the
+# rdma-core releases, UCX and pyverbs (about 12 minutes under TCG), the
+# operator's tools (stellarctl, the CNI plugin: the device create, move
+# and delete paths of 37-netns.sh and 35-addresses.sh), and the
 # install-and-autoload scenario (its depmod reads every module of the
 # kernel: 5 minutes under TCG on 6.12; 6.1 runs it).
-OTHER_SKIP='(rc|ud|uc)_pingpong_.*|rdma_core_.*|ucx_.*|pyverbs_.*|rings_(rc|ud|uc)_pingpong_.*|rings_(write_bw|send_lat|read_lat)_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)|installed_module_autoloads_and_provider_loads'
+OTHER_SKIP='(rc|ud|uc)_pingpong_.*|rdma_core_.*|ucx_.*|pyverbs_.*|stellarctl_.*|cni_.*|podman_.*|rings_(rc|ud|uc)_pingpong_.*|rings_(write_bw|send_lat|read_lat)_.*|verbs_(stellar0_to_rxe0|rxe0_to_stellar0_positive)|installed_module_autoloads_and_provider_loads'
 
 # The one-VM suite again on the debug kernel (lockdep, PROVE_RCU, KASAN,
 # DEBUG_LIST, DEBUG_ATOMIC_SLEEP) of scripts/debug-kernel.sh: Debian's

@@ -53,6 +53,10 @@ PACKAGES=(
 	# other rdma-core releases, built from source for provider compatibility
 	# tests (userlib/tests/rdma-core-build.sh)
 	cmake ninja-build libnl-3-dev libnl-route-3-dev libudev-dev libsystemd-dev
+	# stellarctl (RDMA netlink); jq reads its JSON in the tests and in the
+	# CNI plugin, which the tests chain after macvlan; podman runs the
+	# containers of tests/kernel/scenarios/44-podman.sh
+	libmnl-dev jq containernetworking-plugins podman crun conmon
 	# toolchain and static checks
 	pkg-config gcc binutils make bc sparse "linux-source-$KSRC_SERIES"
 	# debug test kernel (scripts/debug-kernel.sh), built from linux-source

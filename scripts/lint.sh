@@ -27,7 +27,7 @@ for f in $files; do
 	fi
 done
 # Userspace C follows rdma-core's style; checkpatch must find no errors there.
-for f in $(git ls-files 'userlib/*.[ch]' 'tests/*.[ch]'); do
+for f in $(git ls-files 'userlib/*.[ch]' 'tests/*.[ch]' 'tools/*.[ch]'); do
 	if perl "$cp" --no-tree --quiet -f "$f" | grep -q '^ERROR'; then
 		perl "$cp" --no-tree --quiet -f "$f" | grep -A3 '^ERROR'
 		echo "lint: checkpatch errors: $f"

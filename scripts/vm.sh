@@ -30,6 +30,8 @@
 #   STL_NETDEV     eth0;  STL_RXE: rxe0
 #   STL_GID_INDEX  GID index of rxe0's IPv4-mapped RoCEv2 GID (1 in practice);
 #                  perftest wants `-d rxe0 -x $STL_GID_INDEX -F`
+#   STL_VM_ACTIVITY a file where SCRIPT may say what it is doing; if the VM
+#                  runs into the timeout, its first 200 bytes are in the verdict
 # Before SCRIPT starts: virtio_net, rdma_rxe, ib_uverbs and rdma_ucm are
 # loaded (with their dependencies, as `modprobe --show-depends` lists them);
 # lo and eth0 are up with the address; rxe0 (on eth0) is ACTIVE and
@@ -253,6 +255,9 @@ guest_watchdog() {
 	fi
 	# The host ignores kernel errors logged after this line.
 	echo "<4>stellar-vm: timeout is near: dumping blocked tasks and CPU backtraces" >/dev/kmsg
+	# what SCRIPT said it was doing (STL_VM_ACTIVITY), for the host's verdict
+	[[ -s $STL_VM_ACTIVITY ]] &&
+		echo "<4>stellar-vm: running: $(head -c 200 "$STL_VM_ACTIVITY")" >/dev/kmsg
 	echo 8 >/proc/sys/kernel/printk
 	echo w >/proc/sysrq-trigger
 	echo l >/proc/sysrq-trigger
@@ -278,6 +283,7 @@ guest_main() {
 	source "$GUEST_OUT/job.env"
 	export STL_VM_INDEX STL_NVMS STL_MY_IP STL_PEER_IP STL_REPO
 	export STL_OUT=$GUEST_OUT STL_NETDEV=eth0 STL_RXE=rxe0
+	export STL_VM_ACTIVITY=/run/stellar-vm-activity
 	guest_watchdog "$STL_TIMEOUT" &
 
 	echo "stellar-vm$STL_VM_INDEX" >/proc/sys/kernel/hostname
@@ -676,7 +682,7 @@ vm_start() {
 # Judge VM $1 after it stopped: sets REASON (empty when fine), CODE and
 # KERNEL_ERRS.
 vm_verdict() {
-	local dir=$OUTDIR/vm$1 status rc
+	local dir=$OUTDIR/vm$1 status rc act
 	local -a why=()
 	CODE=0
 	status=$(cat "$dir/qemu.status" 2>/dev/null || echo 255)
@@ -689,6 +695,8 @@ vm_verdict() {
 	)
 	if [[ $status == 124 || $status == 137 ]]; then
 		why+=("timed out after $TIMEOUT s (hang?)")
+		act=$(grep -a -m1 -o 'stellar-vm: running: .*' "$dir/console.log" 2>/dev/null)
+		[[ -z $act ]] || why+=("${act#stellar-vm: }")
 		if grep -q 'stellar-vm: timeout is near' "$dir/console.log"; then
 			why+=("blocked tasks and CPU backtraces are at the end of the console log")
 		fi
@@ -944,14 +952,16 @@ host_main() {
 			continue
 		fi
 		failed=1
-		log "vm$i: FAILED: $REASON"
+		# the verdict and the kernel's errors last, where a reader of
+		# the output's tail sees them
+		log "vm$i: last 150 lines of $OUTDIR/vm$i/console.log:"
+		tail -n 150 "$OUTDIR/vm$i/console.log" >&2 2>/dev/null || true
+		log "vm$i: end of console log"
 		if [[ -n $KERNEL_ERRS ]]; then
 			log "vm$i: kernel error lines:"
 			printf '%s\n' "$KERNEL_ERRS" | head -n 40 >&2
 		fi
-		log "vm$i: last 150 lines of $OUTDIR/vm$i/console.log:"
-		tail -n 150 "$OUTDIR/vm$i/console.log" >&2 2>/dev/null || true
-		log "vm$i: end of console log"
+		log "vm$i: FAILED: $REASON"
 		if ((code == 0)) || { ((CODE == 124)) && ((code != 124)); } ||
 			{ ((code == 1)) && ((CODE != 1)); }; then
 			code=$CODE

@@ -14,6 +14,13 @@
 # returns 77 after `why "reason"`: it prints "SKIP NAME: reason" and counts
 # as skipped, never as passed.  `finish` prints the totals and returns 1 if
 # any scenario failed.
+#
+# A scenario still running STL_SCENARIO_LIMIT seconds (default 600) after it
+# started is stopped: its processes are killed (again every 10 s until it
+# returns), "TIMEOUT NAME" is printed at once, and it fails with that reason,
+# so that a hang names itself and the scenarios after it still run.  While a
+# scenario runs its name is in $STL_VM_ACTIVITY (when set), which
+# scripts/vm.sh prints if the whole VM runs into its own timeout.
 
 STL_GIDX=${STL_GID_INDEX:-1}
 STL_LOGDIR=${STL_OUT:-/tmp}/scenarios
@@ -23,6 +30,7 @@ STL_FAILED=0
 STL_SKIPPED=0
 STL_BG=()		# pids of background processes of the current scenario
 WHY=""
+STL_SCENARIO_LIMIT=${STL_SCENARIO_LIMIT:-600}
 
 # Kernel log lines that fail the scenario in which they appear (the same
 # markers scripts/vm.sh fails a whole run on).
@@ -125,23 +133,23 @@ mount_debugfs() {
 		mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 }
 
-# Pages pinned by the whole module now (debugfs), or "none".
+# Pages pinned by the whole module now (debugfs), or -1 (see stat_counter).
 pinned_total() {
 	local v
 	if read -r v <"$STL_DEBUGFS/pinned_pages" 2>/dev/null; then
 		echo "$v"
 	else
-		echo none
+		echo -1
 	fi
 }
 
-# Pages pinned by device $1's MRs now (sysfs), or "none".
+# Pages pinned by device $1's MRs now (sysfs), or -1 (see stat_counter).
 pinned_dev() {
 	local v
 	if read -r v <"/sys/class/infiniband/$1/pinned_pages" 2>/dev/null; then
 		echo "$v"
 	else
-		echo none
+		echo -1
 	fi
 }
 
@@ -155,11 +163,13 @@ wait_no_pins() {
 	return 0
 }
 
-# Value of counter $2 in `rdma statistic show link $1/1`, or "none".
+# Value of counter $2 in `rdma statistic show link $1/1`, or -1 when it is
+# not there (a number still: a word in (( )) is an unbound variable, and
+# under set -u that ends the whole runner).
 stat_counter() {
 	rdma statistic show link "$1/1" 2>/dev/null |
 		awk -v name="$2" '{ for (i = 1; i < NF; i++) if ($i == name) { print $(i + 1); found = 1 } }
-			END { if (!found) print "none" }'
+			END { if (!found) print -1 }'
 }
 
 # The stellar.ko built for the running kernel: the newer of
@@ -278,9 +288,62 @@ recreate_rxe0() {
 	return 1
 }
 
+# kill -9 every descendant of pid $1 except pid $2 and its own descendants.
+kill_tree() {
+	local top=$1 keep=$2 f s pid ppid k
+	local -A kids=()
+	local -a todo=("$top") victims=()
+
+	for f in /proc/[0-9]*/stat; do
+		read -r s 2>/dev/null <"$f" || continue
+		pid=${s%% *}
+		s=${s##*) }
+		read -r _ ppid _ <<<"$s"
+		kids[$ppid]+=" $pid"
+	done
+	while ((${#todo[@]})); do
+		pid=${todo[0]}
+		todo=("${todo[@]:1}")
+		for k in ${kids[$pid]:-}; do
+			[[ $k == "$keep" ]] && continue
+			victims+=("$k")
+			todo+=("$k")
+		done
+	done
+	((${#victims[@]} == 0)) || kill -9 "${victims[@]}" 2>/dev/null
+	return 0
+}
+
+# The time limit of scenario $1 (see the top of this file): from $2 (the
+# shell running it) kill everything but this watchdog, and touch $3.  What
+# its processes were waiting in goes to its log $4 first.
+scenario_watchdog() {
+	local name=$1 top=$2 flag=$3 log=$4 me=$BASHPID s=""
+
+	trap 'kill "$s" 2>/dev/null; exit 0' TERM
+	sleep "$STL_SCENARIO_LIMIT" </dev/null >/dev/null 2>&1 &
+	s=$!
+	wait "$s"
+	echo "TIMEOUT $name: still running after $STL_SCENARIO_LIMIT s; killing its processes"
+	{
+		echo "timed out; the processes (newest last):"
+		ps -e -o pid,ppid,stat,wchan:24,etimes,args --forest | tail -n 30
+	} >>"$log" 2>&1
+	echo "<4>stellar-test: scenario $name timed out after $STL_SCENARIO_LIMIT s" 2>/dev/null >/dev/kmsg
+	# where the kernel's tasks wait, in the console log (a failed run)
+	echo w 2>/dev/null >/proc/sysrq-trigger
+	: >"$flag"
+	while :; do
+		kill_tree "$top" "$me"
+		sleep 10 </dev/null >/dev/null 2>&1 &
+		s=$!
+		wait "$s"
+	done
+}
+
 # Run one scenario (see the top of this file).
 scenario() {
-	local name=$1 log t0 rc klines pid pins
+	local name=$1 log t0 rc klines pid pins wd flag top
 	shift
 	log=$STL_LOGDIR/$name.log
 	# STL_SCENARIO_SKIP: an extended regular expression; the scenarios
@@ -297,7 +360,24 @@ scenario() {
 	klines=$(dmesg | wc -l)
 	t0=$SECONDS
 	rc=0
+	flag=$STL_LOGDIR/.timeout-$name
+	rm -f "$flag"
+	[[ -z ${STL_VM_ACTIVITY:-} ]] || echo "scenario $name" >"$STL_VM_ACTIVITY"
+	# not a child of this shell: a scenario's bare `wait` must not wait for it
+	top=$BASHPID
+	(
+		scenario_watchdog "$name" "$top" "$flag" "$log" &
+		echo $! >"$flag.pid"
+	)
 	{ echo "### scenario $name"; "$@"; } >"$log" 2>&1 || rc=$?
+	read -r wd 2>/dev/null <"$flag.pid" && kill "$wd" 2>/dev/null
+	rm -f "$flag.pid"
+	if [[ -e $flag ]]; then
+		rm -f "$flag"
+		rc=1
+		WHY="did not finish within $STL_SCENARIO_LIMIT s (STL_SCENARIO_LIMIT); its processes were killed"
+		echo "timed out: $WHY" >>"$log"
+	fi
 	for pid in "${STL_BG[@]}"; do
 		if kill -0 "$pid" 2>/dev/null; then
 			kill -9 "$pid" 2>/dev/null || true
@@ -366,6 +446,55 @@ pingpong_local() {
 	grep -q "bytes in" "$log.client" || why "client printed no throughput line"
 	grep -q "bytes in" "$log.server" || why "server printed no throughput line"
 	[[ -z $WHY ]]
+}
+
+# --- GID tables -----------------------------------------------------------
+
+# The sysfs form of the IPv4-mapped GID of address $1.
+addr_gid() {
+	local IFS=.
+	# shellcheck disable=SC2086 # split the address on dots
+	set -- $1
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+
+# The GID table of device $1, one "INDEX GID NETDEV" line per entry in use
+# (one grep over the ~1000 entries, not a process each).
+gid_table() {
+	local d=/sys/class/infiniband/$1/ports/1 line f i n
+	while IFS= read -r line; do
+		[[ -n $line ]] || continue
+		f=${line%%:*}
+		i=${f##*/}
+		read -r n <"$d/gid_attrs/ndevs/$i" 2>/dev/null || n='?'
+		echo "$i ${line#*:} $n"
+	done <<<"$(grep -H -v -x '0000:0000:0000:0000:0000:0000:0000:0000' "$d"/gids/* 2>/dev/null)"
+}
+
+# Index of GID $2 in device $1's table (empty when absent).
+gid_index_of() { gid_table "$1" | awk -v g="$2" '$2 == g { print $1; exit }'; }
+
+# Wait up to $3 s for GID $2 in device $1's table; prints its index.
+wait_gid() {
+	local dev=$1 gid=$2 end=$((SECONDS + $3)) i
+	while :; do
+		i=$(gid_index_of "$dev" "$gid")
+		[[ -n $i ]] && { echo "$i"; return 0; }
+		((SECONDS < end)) || return 1
+		sleep 0.2
+	done
+}
+
+# `rdma system set netns MODE`: refused with EBUSY while any namespace
+# other than the initial one exists (also one being cleaned up after
+# `ip netns del`), so retried for up to 20 s.
+rdma_netns_mode() {
+	local mode=$1 end=$((SECONDS + 20))
+	until rdma system set netns "$mode" 2>/dev/null; do
+		((SECONDS < end)) || { why "rdma system set netns $mode still refused after 20 s"; return 1; }
+		sleep 0.5
+	done
+	rdma system show | grep -q "netns $mode" || { why "rdma system does not say netns $mode"; return 1; }
 }
 
 # --- upstream rdma-core releases (userlib/tests/rdma-core-build.sh) -------

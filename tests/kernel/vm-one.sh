@@ -138,7 +138,18 @@ perftest_local() {
 	cat "$log.server"
 	((rc == 0)) || why "client exited $rc: $(grep -v '^ *$' "$log.client" | tail -n 2 | tr '\n' ' ')"
 	((src == 0)) || why "server exited $src: $(grep -v '^ *$' "$log.server" | tail -n 2 | tr '\n' ' ')"
-	grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$log.client" || why "client printed no result line"
+	if ! grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$log.client"; then
+		# A loaded TCG host can fail perftest's clock calibration ("r^2 <
+		# 0.9"): every iteration ran and the exit status says so, but
+		# the latency columns read inf.  The iterations are what this
+		# checks; the figures are the benchmark's business.
+		if grep -q 'Correlation coefficient r^2' "$log.client" &&
+			grep -qE '^ *[0-9]+ +[0-9]+ +inf' "$log.client"; then
+			echo "note: perftest's clock calibration failed (r^2 < 0.9): latency columns inf, all iterations done"
+		else
+			why "client printed no result line"
+		fi
+	fi
 	[[ -z $WHY ]]
 }
 

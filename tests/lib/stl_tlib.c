@@ -2,6 +2,7 @@
 /*
  * Small helpers shared by Stellar's C test and benchmark programs.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
 
@@ -86,4 +87,18 @@ int tlib_rc_connect(struct ibv_qp *qp, const struct tlib_rc_peer *peer,
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/**
+ * tlib_errno_name() - "0" for 0, else the errno's name ("ENOMEM", ...)
+ * @err: an errno value
+ */
+const char *tlib_errno_name(int err)
+{
+	const char *n;
+
+	if (!err)
+		return "0";
+	n = strerrorname_np(err);
+	return n ? n : "unknown";
 }

@@ -28,4 +28,6 @@ struct ibv_context *tlib_open_device(const char *name);
 int tlib_rc_connect(struct ibv_qp *qp, const struct tlib_rc_peer *peer,
 		    const char **step);
 
+const char *tlib_errno_name(int err);
+
 #endif /* STL_TLIB_H */

@@ -292,9 +292,9 @@ s_lc_link_add_by_parent_name() {
 	run rdma link delete stellar4
 	lc_expect_refused "s5 nosuchdev0" "No such device" "link_add: s5: no RDMA device nosuchdev0"
 	lc_expect_refused "s5 stellar0" "No such device" "s5: stellar0 is not a device Stellar can build on"
-	lc_expect_refused "s5" "Invalid argument" 'link_add: want "NAME PARENT \[PORT\]"'
-	lc_expect_refused "s5 rxe0 1 extra" "Invalid argument" 'link_add: want "NAME PARENT \[PORT\]"'
-	lc_expect_refused "s5 rxe0 x" "Invalid argument" 'link_add: want "NAME PARENT \[PORT\]"'
+	lc_expect_refused "s5" "Invalid argument" 'link_add: want "NAME PARENT \[PORT\] \[addr=IP\]\.\.\." or "NAME netdev=NETDEV'
+	lc_expect_refused "s5 rxe0 1 extra" "Invalid argument" 'link_add: want "NAME PARENT \[PORT\] \[addr=IP\]\.\.\." or "NAME netdev=NETDEV'
+	lc_expect_refused "s5 rxe0 x" "Invalid argument" 'link_add: want "NAME PARENT \[PORT\] \[addr=IP\]\.\.\." or "NAME netdev=NETDEV'
 	lc_expect_refused "s5 rxe0 2" "Invalid argument" "s5: parent rxe0 has no port 2"
 	lc_expect_refused "s%d rxe0" "Invalid argument" "link_add: bad device name"
 	lc_expect_refused "stellar0 rxe0" "File exists" "stellar0: an RDMA device of that name exists"
