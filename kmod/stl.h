@@ -81,8 +81,12 @@ struct stl_share {
 	u64 calc_ns;
 };
 
-/* Longest a post_send system call waits for the rate cap (stellarN devices). */
-#define STL_RATE_MAX_WAIT_US	100000ULL
+/*
+ * Longest a post_send system call waits for the rate cap (stellarN
+ * devices), and the step it sleeps in (a fatal signal is seen within it).
+ */
+#define STL_RATE_MAX_WAIT_US	1000000ULL
+#define STL_RATE_WAIT_STEP_US	100000ULL
 #define STL_DEF_CQE_QUOTA	(1U << 18)
 #define STL_DEF_WQE_QUOTA	(1U << 18)
 
