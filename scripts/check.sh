@@ -220,7 +220,19 @@ fi
 for log in "$out"/one*/vm0/script.log "$out"/two*/vm*/script.log "$out"/debug/vm0/script.log; do
 	[ -f "$log" ] || continue
 	echo "--- ${log#"$out"/}"
-	grep -E '^(PASS|FAIL|SKIP)|passed, [0-9]+ failed' "$log"
+	grep -E '^(PASS|FAIL)|passed, [0-9]+ failed' "$log"
+done
+
+# Last, so that the end of the output names them: each failed scenario,
+# with why (the last lines of its log).
+for log in "$out"/one*/vm0/script.log "$out"/two*/vm*/script.log "$out"/debug/vm0/script.log; do
+	[ -f "$log" ] || continue
+	grep -E '^FAIL ' "$log" | while read -r line; do
+		name=${line#FAIL }
+		name=${name%%:*}
+		echo "--- ${log#"$out"/}: $line"
+		tail -n 12 "${log%/script.log}/scenarios/$name.log" 2>/dev/null
+	done
 done
 
 echo "logs: $out"
