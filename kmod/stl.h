@@ -781,8 +781,8 @@ u64 stl_share_bps(struct stl_dev *sdev, u64 now);
 void stl_share_init(struct stl_share *sh);
 void stl_share_join(struct stl_dev *sdev, struct stl_share *sh);
 void stl_share_leave(struct stl_dev *sdev);
-u64 stl_rate_wait_us(struct stl_dev *sdev);
-void stl_rate_debit(struct stl_dev *sdev, u64 bytes);
+int stl_rate_wait_send(struct stl_dev *sdev, const struct ib_send_wr *wr,
+		       u64 *waited);
 int stl_obj_charge(struct stl_dev *sdev, enum stl_obj o);
 
 static inline void stl_obj_uncharge(struct stl_dev *sdev, enum stl_obj o)

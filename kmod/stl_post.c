@@ -295,30 +295,8 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			stl_count(sdev, STL_CNT_BAD_WRS, 1);
 			break;
 		}
-		/*
-		 * Over the device's rate cap, the caller waits; at most
-		 * STL_RATE_MAX_WAIT_US per call, so that a device removal
-		 * (which waits for calls in progress) is never held long.
-		 * Past that the request goes in debt (stl_rate_debit()):
-		 * the calls after it wait it off.  So a cap holds down to
-		 * one request per second per posting thread.
-		 */
-		while (!stl_rate_ok(sdev, &b->wr.send)) {
-			u64 us = min3(stl_rate_wait_us(sdev),
-				      STL_RATE_MAX_WAIT_US - waited,
-				      STL_RATE_WAIT_STEP_US);
-
-			if (fatal_signal_pending(current)) {
-				ret = -EINTR;
-				break;
-			}
-			if (waited >= STL_RATE_MAX_WAIT_US) {
-				stl_rate_debit(sdev, stl_wr_bytes(&b->wr.send));
-				break;
-			}
-			fsleep(us);
-			waited += us;
-		}
+		/* Over the device's rate cap, the caller waits. */
+		ret = stl_rate_wait_send(sdev, &b->wr.send, &waited);
 		if (ret)
 			break;
 		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);

@@ -4,7 +4,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/math64.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/sysfs.h>
 
@@ -621,7 +623,7 @@ bool stl_rate_take(struct stl_dev *sdev, u64 bytes)
  * debt, and the requests after it wait for it.  So the cap and the share
  * hold over time, however the waits fall.
  */
-void stl_rate_debit(struct stl_dev *sdev, u64 bytes)
+static void stl_rate_debit(struct stl_dev *sdev, u64 bytes)
 {
 	unsigned long flags;
 
@@ -639,7 +641,7 @@ void stl_rate_debit(struct stl_dev *sdev, u64 bytes)
  *
  * Return: microseconds, at least 1 and at most one second.
  */
-u64 stl_rate_wait_us(struct stl_dev *sdev)
+static u64 stl_rate_wait_us(struct stl_dev *sdev)
 {
 	u64 bps = READ_ONCE(sdev->rate_eff);
 	s64 debt = -READ_ONCE(sdev->rate_tokens) + 1;
@@ -648,6 +650,42 @@ u64 stl_rate_wait_us(struct stl_dev *sdev)
 		return 1;
 	return clamp_t(u64, mul_u64_u64_div_u64(debt, USEC_PER_SEC, bps), 1,
 		       USEC_PER_SEC);
+}
+
+/**
+ * stl_rate_wait_send() - wait until the rate cap lets @wr go to the parent
+ * @sdev: the device
+ * @wr: the request as it goes to the parent
+ * @waited: microseconds this system call has waited so far (in and out)
+ *
+ * For stl_post_send(): the caller sleeps, in STL_RATE_WAIT_STEP_US steps,
+ * at most STL_RATE_MAX_WAIT_US per call in all, so that a device removal
+ * (which waits for calls in progress) is never held long.  Past that the
+ * request goes in debt (stl_rate_debit()) and the calls after it wait it
+ * off: the cap holds except for requests each larger than a second of it,
+ * which go one a second per posting thread.
+ *
+ * Return: 0 when @wr may go (its bytes are charged), -EINTR on a fatal
+ * signal (nothing charged).
+ */
+int stl_rate_wait_send(struct stl_dev *sdev, const struct ib_send_wr *wr,
+		       u64 *waited)
+{
+	u64 us;
+
+	while (!stl_rate_ok(sdev, wr)) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		if (*waited >= STL_RATE_MAX_WAIT_US) {
+			stl_rate_debit(sdev, stl_wr_bytes(wr));
+			return 0;
+		}
+		us = min3(stl_rate_wait_us(sdev), STL_RATE_MAX_WAIT_US - *waited,
+			  STL_RATE_WAIT_STEP_US);
+		fsleep(us);
+		*waited += us;
+	}
+	return 0;
 }
 
 /*
