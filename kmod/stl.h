@@ -63,6 +63,8 @@
 #define STL_WEIGHT_DEFAULT	100
 #define STL_WEIGHT_MAX		1000
 #define STL_SHARE_MAX_BPS	(1ULL << 40)
+#define STL_SHARE_YIELD_DEFAULT	75
+#define STL_SHARE_YIELD_MAX	90
 
 /**
  * struct stl_share - the bandwidth share of one parent's devices
@@ -72,6 +74,9 @@
  *	weight (0: no share; sysfs share_total_bytes of any of them)
  * @active_weight: sum of the weights of the bulk devices active lately
  * @calc_ns: when @active_weight was computed
+ * @yield_pct: percent of @total_bps the bulk devices give up while a
+ *	latency-class device is active (sysfs share_yield_percent)
+ * @latency_ns: when a latency-class device of the parent last posted
  */
 struct stl_share {
 	spinlock_t lock;
@@ -79,6 +84,8 @@ struct stl_share {
 	u64 total_bps;
 	u64 active_weight;
 	u64 calc_ns;
+	u32 yield_pct;
+	u64 latency_ns;
 };
 
 /*
@@ -773,6 +780,9 @@ static inline bool stl_shared(struct stl_dev *sdev)
 static inline bool stl_rate_ok(struct stl_dev *sdev,
 			       const struct ib_send_wr *wr)
 {
+	/* Bulk devices yield part of the share while this one is active. */
+	if (READ_ONCE(sdev->latency) && READ_ONCE(sdev->share->total_bps))
+		WRITE_ONCE(sdev->share->latency_ns, ktime_get_ns());
 	return (!READ_ONCE(sdev->rate_bps) && !stl_shared(sdev)) ||
 	       stl_rate_take(sdev, stl_wr_bytes(wr));
 }

@@ -455,6 +455,7 @@ void stl_share_init(struct stl_share *sh)
 {
 	spin_lock_init(&sh->lock);
 	INIT_LIST_HEAD(&sh->devs);
+	sh->yield_pct = STL_SHARE_YIELD_DEFAULT;
 }
 
 /**
@@ -516,7 +517,11 @@ static void stl_share_sum(struct stl_share *sh, u64 now)
  * alone gets all of it, two of weights 300 and 100 get 3/4 and 1/4.
  * Latency-class devices are not paced by it (nor counted): the total is
  * what bulk traffic may use, the rest of the parent's line rate stays free
- * for them.
+ * for them.  While one of them is active (it posted within the last
+ * STL_SHARE_ACTIVE_NS) the bulk devices divide less: the total less the
+ * share's yield_pct of it.  Their load on the parent (its queues, and with
+ * a software parent its CPUs) then leaves room for the latency traffic,
+ * which goes ahead of their work that waits here.
  *
  * Return: bytes per second, 0 if the device is not paced by a share.
  */
@@ -528,6 +533,9 @@ u64 stl_share_bps(struct stl_dev *sdev, u64 now)
 
 	if (!total || READ_ONCE(sdev->latency))
 		return 0;
+	if ((s64)(now - READ_ONCE(sh->latency_ns)) < STL_SHARE_ACTIVE_NS)
+		/* total <= STL_SHARE_MAX_BPS: no overflow */
+		total -= div_u64(total * READ_ONCE(sh->yield_pct), 100);
 	if ((s64)(now - READ_ONCE(sh->calc_ns)) > STL_SHARE_PERIOD_NS) {
 		spin_lock_irqsave(&sh->lock, flags);
 		if ((s64)(now - sh->calc_ns) > STL_SHARE_PERIOD_NS)
@@ -778,6 +786,43 @@ static ssize_t share_total_bytes_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(share_total_bytes);
 
+/*
+ * share_yield_percent: the part of share_total_bytes (0 to
+ * STL_SHARE_YIELD_MAX percent) the parent's bulk devices give up while one
+ * of its latency-class devices is active; a setting of the parent, as the
+ * total is.
+ */
+static ssize_t share_yield_percent_show(struct device *dev,
+					struct device_attribute *attr,
+					char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  READ_ONCE(stl_dev_of(dev)->share->yield_pct));
+}
+
+static ssize_t share_yield_percent_store(struct device *dev,
+					 struct device_attribute *attr,
+					 const char *buf, size_t count)
+{
+	struct stl_dev *sdev = stl_dev_of(dev);
+	u32 val;
+	int ret;
+
+	ret = kstrtou32(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val > STL_SHARE_YIELD_MAX) {
+		stl_info(sdev, "share yield %u%% refused: at most %u%%\n", val,
+			 STL_SHARE_YIELD_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(sdev->share->yield_pct, val);
+	ibdev_info(&sdev->ibdev, "bandwidth share of parent %s yields %u%% to latency traffic\n",
+		   dev_name(&sdev->pdev->dev), val);
+	return count;
+}
+static DEVICE_ATTR_RW(share_yield_percent);
+
 static ssize_t share_bytes_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
@@ -932,6 +977,7 @@ static struct attribute *stl_attrs[] = {
 	&dev_attr_weight.attr,
 	&dev_attr_traffic_class.attr,
 	&dev_attr_share_total_bytes.attr,
+	&dev_attr_share_yield_percent.attr,
 	&dev_attr_share_bytes.attr,
 	NULL,
 };

@@ -12,8 +12,9 @@
 #     against the cap (aim within 5%).
 #  4. Latency class: 2-byte round trips (ibv_rc_pingpong) on stellar1 (in
 #     the latency class) idle and while stellar0 (bulk, share 0.6 C) writes
-#     64 KiB for SECS s, as a ratio (aim <= 1.5); the same on raw rxe0 under
-#     raw rxe0's own load (no share: what rxe alone gives).
+#     64 KiB for SECS s, as a ratio (aim <= 1.5), with the share yielding
+#     75% (the default), 50% and 0% to latency traffic; the same on raw
+#     rxe0 under raw rxe0's own load (no share: what rxe alone gives).
 set -uo pipefail
 
 SECS=${STL_BENCH_SECONDS:-8}
@@ -114,27 +115,35 @@ echo 0 >$SYS/stellar0/rate_limit_bytes
 
 echo latency >$SYS/stellar1/traffic_class
 echo "$total" >$SYS/stellar0/share_total_bytes
-idle=$(lat stellar1 19030)
-bw stellar0 19031
-a=$BWPID
-sleep 2
-busy=$(lat stellar1 19032)
-wait "$a"
+# row LABEL IDLE LOADED: a latency row; a run that printed no figure says so
+row() {
+	if [[ -n $2 && -n $3 ]]; then
+		printf "%-60s %10s %10s %8.2f\n" "$1" "$2" "$3" "$(echo "$3 / $2" | bc -l)"
+	else
+		printf "%-60s %10s %10s %8s\n" "$1" "${2:-failed}" "${3:-failed}" "-"
+	fi
+}
+printf "%-60s %10s %10s %8s\n" "2 B round trip, ibv_rc_pingpong (us)" idle loaded ratio
+port=19030
+for y in 75 50 0; do
+	echo "$y" >$SYS/stellar0/share_yield_percent
+	idle=$(lat stellar1 $port)
+	bw stellar0 $((port + 1))
+	a=$BWPID
+	sleep 2
+	busy=$(lat stellar1 $((port + 2)))
+	wait "$a"
+	label="stellar1 (latency), stellar0 bulk 0.6 C, yield $y%"
+	[[ $y == 75 ]] && label+=" (default)"
+	row "$label" "$idle" "$busy"
+	port=$((port + 3))
+done
+echo 75 >$SYS/stellar0/share_yield_percent
+echo 0 >$SYS/stellar0/share_total_bytes
 ridle=$(lat rxe0 19040)
 bw rxe0 19041
 a=$BWPID
 sleep 2
 rbusy=$(lat rxe0 19042)
 wait "$a"
-# row LABEL IDLE LOADED: a latency row; a run that printed no figure says so
-row() {
-	if [[ -n $2 && -n $3 ]]; then
-		printf "%-44s %10s %10s %8.2f\n" "$1" "$2" "$3" "$(echo "$3 / $2" | bc -l)"
-	else
-		printf "%-44s %10s %10s %8s\n" "$1" "${2:-failed}" "${3:-failed}" "-"
-	fi
-}
-printf "%-44s %10s %10s %8s\n" "2 B round trip, ibv_rc_pingpong (us)" idle loaded ratio
-row "stellar1 (latency class), stellar0 bulk 0.6 C" "$idle" "$busy"
 row "raw rxe0 under raw rxe0 load (no share)" "$ridle" "$rbusy"
-echo 0 >$SYS/stellar0/share_total_bytes

@@ -299,6 +299,7 @@ static const struct {
 	{ "rate", "rate_limit_bytes", true },
 	{ "weight", "weight", false },
 	{ "share_total", "share_total_bytes", true },
+	{ "share_yield", "share_yield_percent", false },
 	{ "class", "traffic_class", false },
 };
 
@@ -905,7 +906,9 @@ static void usage(FILE *f)
 		"                 posted to the parent); 0 restores a default;\n"
 		"                 weight (1-1000), class (bulk or latency),\n"
 		"                 share_total (bytes per second the parent's bulk\n"
-		"                 devices share by weight, 0: none)\n"
+		"                 devices share by weight, 0: none), share_yield\n"
+		"                 (percent of it they give up while a latency-class\n"
+		"                 device is active, 0-90, default 75)\n"
 		"  show NAME      a device, its quotas with their use, its counters\n"
 		"  stats NAME     its counters only\n"
 		"options: --json (machine-readable output), -h/--help\n"

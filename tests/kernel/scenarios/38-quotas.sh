@@ -173,7 +173,8 @@ dattr() { cat "/sys/class/infiniband/$1/$2"; }
 # paced_bytes grow 3:1 over 8 s and together by about the total; every
 # write completes.  rxe_w0 in the
 # latency class is not paced (paced_bytes and rate_limit_waits stay) and
-# leaves stellar1 the whole total.
+# leaves stellar1 the whole total, less share_yield_percent of it while
+# rxe_w0 posts.
 s_bandwidth_share() {
 	local a=stellar1 b=rxe_w0 total=524288 port=18790 log=$STL_LOGDIR/share
 	local sa sb ca cb pa0 pb0 pa1 pb1 w0 p0 i
@@ -239,15 +240,44 @@ s_bandwidth_share() {
 	done
 	[[ $(dattr "$a" share_bytes) == "$total" ]] ||
 		why "$a alone among bulk devices has share_bytes $(dattr "$a" share_bytes), want $total"
+	# the share's yield to latency traffic: a setting of the parent,
+	# 0 to 90 percent, 75 by default
+	[[ $(dattr "$a" share_yield_percent) == 75 ]] ||
+		why "share_yield_percent is $(dattr "$a" share_yield_percent), want the default 75"
+	(echo 91 >"/sys/class/infiniband/$a/share_yield_percent") 2>/dev/null && why "share_yield_percent 91 accepted"
+	(echo half >"/sys/class/infiniband/$a/share_yield_percent") 2>/dev/null && why "share_yield_percent 'half' accepted"
+	echo 50 >"/sys/class/infiniband/$a/share_yield_percent" || why "writing share_yield_percent 50 failed"
+	[[ $(dattr "$b" share_yield_percent) == 50 ]] ||
+		why "$b reads share_yield_percent $(dattr "$b" share_yield_percent): not the parent's"
 	p0=$(stat_counter "$b" paced_bytes)
 	w0=$(stat_counter "$b" rate_limit_waits)
 	start_server $((port + 2)) 30 "$log-l.server" \
-		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p $((port + 2)) -s 65536 -n 100 || return 1
-	run_client_retry 10 "$log-l.client" env -u RDMAV_DRIVERS \
-		ib_write_bw -d "$b" -x "$STL_GIDX" -F -p $((port + 2)) -s 65536 -n 100 "$STL_MY_IP" ||
-		why "ib_write_bw on $b in the latency class failed"
+		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p $((port + 2)) -s 65536 -n 300 || return 1
+	timeout -k 5 120 env -u RDMAV_DRIVERS ib_write_bw -d "$b" -x "$STL_GIDX" -F -p $((port + 2)) \
+		-s 65536 -n 300 "$STL_MY_IP" >"$log-l.client" 2>&1 &
+	cb=$!
+	bg_track "$cb"
+	# while the latency-class device posts, the bulk one's part is the
+	# total less 50%
+	for ((i = 0; i < 100; i++)); do
+		sa=$(dattr "$a" share_bytes)
+		((sa == total / 2)) && break
+		sleep 0.1
+	done
+	((sa == total / 2)) || why "while latency-class $b writes, $a's share_bytes is $sa, want $((total / 2))"
+	wait_exit "$cb" 60 || why "$b's ib_write_bw still running"
+	(($(exit_status "$cb") == 0)) ||
+		why "ib_write_bw on $b in the latency class failed: $(tail -n 2 "$log-l.client" | tr '\n' ' ')"
 	[[ $(stat_counter "$b" paced_bytes) == "$p0" && $(stat_counter "$b" rate_limit_waits) == "$w0" ]] ||
 		why "$b in the latency class was paced: paced_bytes $p0 -> $(stat_counter "$b" paced_bytes), rate_limit_waits $w0 -> $(stat_counter "$b" rate_limit_waits)"
+	# 100 ms after its last post, the bulk device has the whole total again
+	for ((i = 0; i < 20; i++)); do
+		[[ $(dattr "$a" share_bytes) == "$total" ]] && break
+		sleep 0.1
+	done
+	[[ $(dattr "$a" share_bytes) == "$total" ]] ||
+		why "with $b idle, $a's share_bytes is $(dattr "$a" share_bytes), want $total"
+	echo 75 >"/sys/class/infiniband/$a/share_yield_percent"
 
 	echo 0 >"/sys/class/infiniband/$a/share_total_bytes"
 	echo 100 >"/sys/class/infiniband/$a/weight"

@@ -72,7 +72,11 @@ s_stellarctl() {
 	ctl_rc 0 set sc0 weight=200 class=latency
 	[[ $(cat $d/sc0/weight) == 200 && $(cat $d/sc0/traffic_class) == latency ]] ||
 		why "set did not make weight 200 and class latency: $(cat $d/sc0/weight) $(cat $d/sc0/traffic_class)"
-	ctl_rc 0 set sc0 class=bulk weight=100
+	ctl_rc 0 set sc0 class=bulk weight=100 share_yield=40
+	[[ $(cat $d/sc1/share_yield_percent) == 40 ]] ||
+		why "set share_yield=40 on sc0: sc1 (same parent) reads $(cat $d/sc1/share_yield_percent)"
+	ctl_rc 1 set sc0 share_yield=95
+	ctl_rc 0 set sc0 share_yield=75
 	ctl_rc 2 set sc0 class=fast
 	ctl_rc 1 set sc0 weight=5000
 	ctl_rc 3 set nosuch0 qp=3
