@@ -801,6 +801,48 @@ static int show_quotas(const char *name)
 	return 0;
 }
 
+/*
+ * The device's bandwidth settings, and its part of the parent's share now
+ * (share_bytes: 0 when no share paces it).
+ */
+static int show_bandwidth(const char *name)
+{
+	static const struct {
+		const char *key, *file;
+	} bw[] = {
+		{ "rate", "rate_limit_bytes" },
+		{ "weight", "weight" },
+		{ "class", "traffic_class" },
+		{ "share_total", "share_total_bytes" },
+		{ "share_yield", "share_yield_percent" },
+		{ "share", "share_bytes" },
+	};
+	char val[64];
+	size_t i;
+	int ret;
+
+	if (json)
+		printf("\"bandwidth\":{");
+	for (i = 0; i < sizeof(bw) / sizeof(bw[0]); i++) {
+		ret = sys_read(name, bw[i].file, val, sizeof(val));
+		if (ret)
+			return ret;
+		if (json) {
+			printf("%s", i ? "," : "");
+			if (!strcmp(bw[i].key, "class"))
+				json_kv_str(bw[i].key, val, false);
+			else
+				printf("\"%s\":%llu", bw[i].key,
+				       strtoull(val, NULL, 10));
+		} else {
+			printf("%-14s %20s\n", bw[i].key, val);
+		}
+	}
+	if (json)
+		putchar('}');
+	return 0;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -864,6 +906,11 @@ static int cmd_show(const char *name, bool quotas, bool counters)
 		if (json)
 			putchar(',');
 		ret = show_quotas(name);
+		if (!ret) {
+			if (json)
+				putchar(',');
+			ret = show_bandwidth(name);
+		}
 	}
 	if (!ret && counters) {
 		if (json)
@@ -909,7 +956,8 @@ static void usage(FILE *f)
 		"                 devices share by weight, 0: none), share_yield\n"
 		"                 (percent of it they give up while a latency-class\n"
 		"                 device is active, 0-90, default 75)\n"
-		"  show NAME      a device, its quotas with their use, its counters\n"
+		"  show NAME      a device, its quotas with their use, its bandwidth\n"
+		"                 settings, its counters\n"
 		"  stats NAME     its counters only\n"
 		"options: --json (machine-readable output), -h/--help\n"
 		"exit status: 0 done, 1 refused by the kernel, 2 usage, 3 no such device\n");

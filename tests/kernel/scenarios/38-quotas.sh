@@ -252,9 +252,9 @@ s_bandwidth_share() {
 	p0=$(stat_counter "$b" paced_bytes)
 	w0=$(stat_counter "$b" rate_limit_waits)
 	start_server $((port + 2)) 30 "$log-l.server" \
-		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p $((port + 2)) -s 65536 -n 300 || return 1
+		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p $((port + 2)) -s 65536 -D 3 || return 1
 	timeout -k 5 120 env -u RDMAV_DRIVERS ib_write_bw -d "$b" -x "$STL_GIDX" -F -p $((port + 2)) \
-		-s 65536 -n 300 "$STL_MY_IP" >"$log-l.client" 2>&1 &
+		-s 65536 -D 3 "$STL_MY_IP" >"$log-l.client" 2>&1 &
 	cb=$!
 	bg_track "$cb"
 	# while the latency-class device posts, the bulk one's part is the

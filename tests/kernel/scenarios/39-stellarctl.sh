@@ -90,6 +90,10 @@ s_stellarctl() {
 	res=$(jq -r '"\(.quotas.qp.used) \(.quotas.qp.limit) \(.quotas.mr.limit) \(.counters.object_quota_refusals) \(.quotas.kmem.used) \(.quotas.kmem.limit)"' <<<"$out")
 	[[ $res == "0 3 16 1 0 16777216" ]] ||
 		why "show sc0: qp used, qp limit, mr limit, refusals, kmem used, kmem limit '$res', want '0 3 16 1 0 16777216'"
+	res=$(jq -r '.bandwidth | "\(.rate) \(.weight) \(.class) \(.share_total) \(.share_yield) \(.share)"' <<<"$out")
+	[[ $res == "0 100 bulk 0 75 0" ]] ||
+		why "show sc0: rate, weight, class, share_total, share_yield, share '$res', want '0 100 bulk 0 75 0'"
+	"$CTL" show sc0 | grep -qE '^share_yield +75$' || why "show table has no 'share_yield 75' row"
 	out=$("$CTL" --json stats sc0)
 	jq -e '.counters | has("send_wrs")' >/dev/null <<<"$out" || why "stats --json has no send_wrs"
 	ctl_rc 3 show nosuch0
