@@ -33,11 +33,12 @@ done
 drv() { [[ $1 == stellar* ]] && echo "RDMAV_DRIVERS=$LIB" || echo "-uRDMAV_DRIVERS"; }
 
 # bw DEV PORT [perftest args]: ib_write_bw 64 KiB from DEV to rxe0 for
-# SECS s in the background; sets BWPID.
+# SECS s in the background; sets BWPID (the client) and BWSPID (the server).
 bw() {
 	local dev=$1 port=$2
 	shift 2
 	ib_write_bw -d rxe0 -x "$GIDX" -F -p "$port" -s 65536 -D "$SECS" "$@" >/dev/null 2>&1 &
+	BWSPID=$!
 	sleep 1
 	env "$(drv "$dev")" ib_write_bw -d "$dev" -x "$GIDX" -F -p "$port" -s 65536 -D "$SECS" \
 		"$@" "$IP" >"/tmp/bw-$dev-$port" 2>&1 &
@@ -64,10 +65,10 @@ rate() {
 # cycle counter is not under load in this VM)
 lat() {
 	local dev=$1 port=$2 s
-	ibv_rc_pingpong -d rxe0 -g "$GIDX" -p "$port" -s 2 -n 2000 >/dev/null 2>&1 &
+	ibv_rc_pingpong -d rxe0 -g "$GIDX" -p "$port" -s 2 -n 10000 >/dev/null 2>&1 &
 	s=$!
 	sleep 1
-	env "$(drv "$dev")" ibv_rc_pingpong -d "$dev" -g "$GIDX" -p "$port" -s 2 -n 2000 "$IP" \
+	env "$(drv "$dev")" ibv_rc_pingpong -d "$dev" -g "$GIDX" -p "$port" -s 2 -n 10000 "$IP" \
 		>"/tmp/lat-$dev-$port" 2>&1
 	wait "$s"
 	awk '/usec\/iter/ { print $(NF - 1); found = 1 } END { exit !found }' "/tmp/lat-$dev-$port" ||
@@ -108,7 +109,7 @@ bw stellar0 19020
 a=$BWPID
 sleep 2
 r0=$(rate stellar0)
-wait "$a"
+wait "$a" "$BWSPID"
 printf "cap C/4 = %.1f MiB/s: stellar0 %.1f MiB/s, %.3f of the cap (aim 1 +-5%%)\n" \
 	"$(echo "$cap / 4 / 1048576" | bc -l)" "$(echo "$r0 / 1048576" | bc -l)" "$(echo "$r0 * 4 / $cap" | bc -l)"
 echo 0 >$SYS/stellar0/rate_limit_bytes
@@ -124,15 +125,20 @@ row() {
 	fi
 }
 printf "%-60s %10s %10s %8s\n" "2 B round trip, ibv_rc_pingpong (us)" idle loaded ratio
+# Each idle figure is taken with nothing else running (the servers of
+# the load before waited for) after a first round trip run that is left
+# out: the first run after a load reads high.
+lat stellar1 19029 >/dev/null
 port=19030
 for y in 75 50 0; do
 	echo "$y" >$SYS/stellar0/share_yield_percent
+	sleep 1
 	idle=$(lat stellar1 $port)
 	bw stellar0 $((port + 1))
 	a=$BWPID
 	sleep 2
 	busy=$(lat stellar1 $((port + 2)))
-	wait "$a"
+	wait "$a" "$BWSPID"
 	label="stellar1 (latency), stellar0 bulk 0.6 C, yield $y%"
 	[[ $y == 75 ]] && label+=" (default)"
 	row "$label" "$idle" "$busy"
@@ -140,10 +146,11 @@ for y in 75 50 0; do
 done
 echo 75 >$SYS/stellar0/share_yield_percent
 echo 0 >$SYS/stellar0/share_total_bytes
+sleep 1
 ridle=$(lat rxe0 19040)
 bw rxe0 19041
 a=$BWPID
 sleep 2
 rbusy=$(lat rxe0 19042)
-wait "$a"
+wait "$a" "$BWSPID"
 row "raw rxe0 under raw rxe0 load (no share)" "$ridle" "$rbusy"
