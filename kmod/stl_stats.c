@@ -140,6 +140,23 @@ static ssize_t pinned_pages_show(struct device *dev,
 static DEVICE_ATTR_RO(pinned_pages);
 
 /*
+ * A sysfs write of a number up to @max to the device's setting @name: 0,
+ * -EINVAL (no number), or -ERANGE above @max (logged).
+ */
+static int stl_store_u64(struct stl_dev *sdev, const char *name,
+			 const char *buf, u64 max, u64 *val)
+{
+	int ret = kstrtou64(buf, 0, val);
+
+	if (ret)
+		return ret;
+	if (*val <= max)
+		return 0;
+	stl_info(sdev, "%s %llu refused: at most %llu\n", name, *val, max);
+	return -ERANGE;
+}
+
+/*
  * Pin limits, set by the operator: pin_quota_bytes (0: none) bounds what the
  * device may pin; pin_cache_bytes bounds what it keeps pinned for reuse.
  */
@@ -158,11 +175,11 @@ static ssize_t pin_limit_store(struct device *dev, const char *buf,
 	u64 val;
 	int ret;
 
-	ret = kstrtou64(buf, 0, &val);
+	ret = stl_store_u64(sdev, quota ? "pin_quota_bytes" : "pin_cache_bytes",
+			    buf, (STL_MAX_MR_PAGES << PAGE_SHIFT) * STL_MAX_MR,
+			    &val);
 	if (ret)
 		return ret;
-	if (val > (STL_MAX_MR_PAGES << PAGE_SHIFT) * STL_MAX_MR)
-		return -ERANGE;
 	pvdma_cache_set_limit(&sdev->pins, quota, val);
 	ibdev_info(&sdev->ibdev, "%s set to %llu bytes\n",
 		   quota ? "pin quota" : "pin cache bound", val);
@@ -352,16 +369,6 @@ int stl_kmem_charge(struct stl_dev *sdev, u64 bytes)
 	return -ENOMEM;
 }
 
-/* A sysfs write of a number up to @max: 0, -EINVAL, or -ERANGE above it. */
-static int stl_store_u64(const char *buf, u64 max, u64 *val)
-{
-	int ret = kstrtou64(buf, 0, val);
-
-	if (ret)
-		return ret;
-	return *val > max ? -ERANGE : 0;
-}
-
 /*
  * kmem_quota: most bytes of module memory the device's objects may hold
  * (what quota_usage's kmem line counts); 0 (the default) means no limit.
@@ -382,7 +389,7 @@ static ssize_t kmem_quota_store(struct device *dev,
 	u64 val;
 	int ret;
 
-	ret = stl_store_u64(buf, U64_MAX, &val);
+	ret = stl_store_u64(sdev, "kmem_quota", buf, U64_MAX, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(sdev->kmem_quota, val);
@@ -776,7 +783,8 @@ static ssize_t share_total_bytes_store(struct device *dev,
 	u64 val;
 	int ret;
 
-	ret = stl_store_u64(buf, STL_SHARE_MAX_BPS, &val);
+	ret = stl_store_u64(sdev, "share_total_bytes", buf,
+			    STL_SHARE_MAX_BPS, &val);
 	if (ret)
 		return ret;
 	WRITE_ONCE(sdev->share->total_bps, val);
@@ -805,19 +813,15 @@ static ssize_t share_yield_percent_store(struct device *dev,
 					 const char *buf, size_t count)
 {
 	struct stl_dev *sdev = stl_dev_of(dev);
-	u32 val;
+	u64 val;
 	int ret;
 
-	ret = kstrtou32(buf, 0, &val);
+	ret = stl_store_u64(sdev, "share_yield_percent", buf,
+			    STL_SHARE_YIELD_MAX, &val);
 	if (ret)
 		return ret;
-	if (val > STL_SHARE_YIELD_MAX) {
-		stl_info(sdev, "share yield %u%% refused: at most %u%%\n", val,
-			 STL_SHARE_YIELD_MAX);
-		return -EINVAL;
-	}
 	WRITE_ONCE(sdev->share->yield_pct, val);
-	ibdev_info(&sdev->ibdev, "bandwidth share of parent %s yields %u%% to latency traffic\n",
+	ibdev_info(&sdev->ibdev, "bandwidth share of parent %s yields %llu%% to latency traffic\n",
 		   dev_name(&sdev->pdev->dev), val);
 	return count;
 }
@@ -851,7 +855,8 @@ static ssize_t rate_limit_bytes_store(struct device *dev,
 	u64 val;
 	int ret;
 
-	ret = stl_store_u64(buf, (u64)S64_MAX / 2, &val);
+	ret = stl_store_u64(sdev, "rate_limit_bytes", buf, (u64)S64_MAX / 2,
+			    &val);
 	if (ret)
 		return ret;
 	spin_lock_irqsave(&sdev->rate_lock, flags);

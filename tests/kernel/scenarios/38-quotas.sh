@@ -245,6 +245,8 @@ s_bandwidth_share() {
 	[[ $(dattr "$a" share_yield_percent) == 75 ]] ||
 		why "share_yield_percent is $(dattr "$a" share_yield_percent), want the default 75"
 	(echo 91 >"/sys/class/infiniband/$a/share_yield_percent") 2>/dev/null && why "share_yield_percent 91 accepted"
+	dmesg | tail -n 20 | grep -q "$a: share_yield_percent 91 refused: at most 90" ||
+		why "no log line for the refused share_yield_percent 91"
 	(echo half >"/sys/class/infiniband/$a/share_yield_percent") 2>/dev/null && why "share_yield_percent 'half' accepted"
 	echo 50 >"/sys/class/infiniband/$a/share_yield_percent" || why "writing share_yield_percent 50 failed"
 	[[ $(dattr "$b" share_yield_percent) == 50 ]] ||
