@@ -20,6 +20,7 @@
 
 #include "include/uapi/stellar-abi.h"
 #include "pvdma/pvdma.h"
+#include "emtt/emtt.h"
 
 /* Limits of one Stellar device, never above what the parent reports. */
 #define STL_MAX_QP		4096
@@ -113,6 +114,7 @@ enum stl_counter {
 	STL_CNT_RATE_WAITS,
 	STL_CNT_KMEM_REFUSALS,
 	STL_CNT_PACED_BYTES,
+	STL_CNT_EMTT_LARGE_PAGE_MRS,
 	STL_NUM_COUNTERS
 };
 
@@ -168,6 +170,8 @@ struct stl_parent;
  *	tokens, when it may post again)
  * @obj_quota: most objects of each kind the device may have (0: the
  *	module's maximum, STL_MAX_*); set by the operator (sysfs)
+ * @emtt_entries: entries of the parent MRs the device holds (eMTT)
+ * @emtt_extents: extents of those parent MRs
  * @n_cqe: CQ entries of the CQs alive now
  * @n_wqe: send and receive queue entries of the QPs alive now
  * @cqe_quota: most entries @n_cqe may reach (0: STL_DEF_CQE_QUOTA)
@@ -218,6 +222,7 @@ struct stl_dev {
 	u32 weight;
 	bool latency;
 	u64 active_ns;
+	atomic64_t emtt_entries, emtt_extents;
 	atomic64_t n_cqe, n_wqe;
 	u32 cqe_quota, wqe_quota;
 	atomic64_t kmem;
@@ -520,15 +525,19 @@ static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
  * struct stl_fmr - a parent fast-register MR over pinned user pages
  * @park: how the pin cache keeps it while the region is deregistered
  * @pmr: the parent MR; its iova is the user's address
+ * @sdev: the device it was built for (it outlives its pin cache)
  * @pdev: the parent device @sgt is mapped for
  * @sgt: the pages, mapped for the parent
+ * @emtt: @sgt's extents and the page size @pmr was built with
  * @revivals: times it was parked and registered again under a new key
  */
 struct stl_fmr {
 	struct pvdma_parked park;
 	struct ib_mr *pmr;
+	struct stl_dev *sdev;
 	struct ib_device *pdev;
 	struct sg_table sgt;
+	struct emtt_table emtt;
 	unsigned int revivals;
 };
 
@@ -697,6 +706,7 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt_addr, int access,
 			      struct ib_udata *udata);
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int stl_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 void stl_pd_reg_teardown(struct stl_pd *spd);
 int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
 		     struct ib_send_wr *wr);

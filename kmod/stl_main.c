@@ -848,6 +848,7 @@ const struct ib_device_ops stl_dev_ops = {
 	.dealloc_pd = stl_dealloc_pd,
 	.dealloc_ucontext = stl_dealloc_ucontext,
 	.dereg_mr = stl_dereg_mr,
+	.fill_res_mr_entry = stl_fill_res_mr_entry,
 	.destroy_ah = stl_destroy_ah,
 	.destroy_cq = stl_destroy_cq,
 	.destroy_qp = stl_destroy_qp,

@@ -34,6 +34,8 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
+#include <rdma/restrack.h>
+#include <rdma/rdma_netlink.h>
 
 #include "kmod/stl.h"
 
@@ -341,10 +343,57 @@ static void stl_fmr_release(struct pvdma_parked *park)
 {
 	struct stl_fmr *fmr = container_of(park, struct stl_fmr, park);
 
+	atomic64_sub(fmr->emtt.entries, &fmr->sdev->emtt_entries);
+	atomic64_sub(fmr->emtt.n, &fmr->sdev->emtt_extents);
 	ib_dereg_mr(fmr->pmr);
 	ib_dma_unmap_sgtable_attrs(fmr->pdev, &fmr->sgt, DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&fmr->sgt);
+	kvfree(fmr->emtt.ext);
 	kfree(fmr);
+}
+
+/**
+ * stl_fmr_table() - the eMTT extent table of a mapped scatter list
+ * @sdev: the device
+ * @fmr: its @sgt mapped for the parent; @emtt is filled in
+ * @virt_addr: the iova of the first byte
+ *
+ * The extents are @sgt's DMA segments, adjacent ones merged; the page size
+ * is the largest that they, @virt_addr and the parent's page_size_cap allow
+ * (emtt/emtt.c), so huge pages and contiguous memory need one parent entry
+ * per huge page instead of one per 4 KiB.
+ *
+ * Return: 0 or -errno.
+ */
+static int stl_fmr_table(struct stl_dev *sdev, struct stl_fmr *fmr,
+			 u64 virt_addr)
+{
+	struct emtt_extent *ext;
+	struct scatterlist *sg;
+	int i, ret;
+
+	ext = kvmalloc_array(fmr->sgt.nents, sizeof(*ext), GFP_KERNEL_ACCOUNT);
+	if (!ext)
+		return -ENOMEM;
+	emtt_init(&fmr->emtt, ext, fmr->sgt.nents, virt_addr, EMTT_KIND_HOST);
+	for_each_sgtable_dma_sg(&fmr->sgt, sg, i) {
+		ret = emtt_add(&fmr->emtt, sg_dma_address(sg), sg_dma_len(sg));
+		if (ret)
+			goto err;
+	}
+	ret = emtt_choose(&fmr->emtt, sdev->pdev->attrs.page_size_cap);
+	if (ret) {
+		stl_info(sdev, "parent page sizes %#llx fit no MR page\n",
+			 sdev->pdev->attrs.page_size_cap);
+		goto err;
+	}
+	return 0;
+err:
+	kvfree(ext);
+	fmr->emtt.ext = NULL;
+	fmr->emtt.n = 0;
+	fmr->emtt.entries = 0;
+	return ret;
 }
 
 /* A new parent MR over @map's pages, iova @virt_addr, not yet valid. */
@@ -358,6 +407,7 @@ static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
 	fmr = kzalloc(sizeof(*fmr), GFP_KERNEL_ACCOUNT);
 	if (!fmr)
 		return ERR_PTR(-ENOMEM);
+	fmr->sdev = sdev;
 	fmr->pdev = sdev->pdev;
 	fmr->park.tag = spd;
 	fmr->park.start = start;
@@ -376,28 +426,46 @@ static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
 				       DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		goto err_free_sgt;
+	ret = stl_fmr_table(sdev, fmr, virt_addr);
+	if (ret)
+		goto err_unmap;
 	/*
 	 * One page entry to spare: rxe (6.1) keeps pages in maps of 256 and,
 	 * after copying to the very end of the last one, reads the pointer
 	 * of the map after it (rxe_mr_copy(); KASAN: slab-out-of-bounds).
 	 */
-	fmr->pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG, map->npages + 1);
+	if (fmr->emtt.entries >= INT_MAX) {
+		ret = -EINVAL;
+		goto err_table;
+	}
+	fmr->pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG,
+			       fmr->emtt.entries + 1);
 	if (IS_ERR(fmr->pmr)) {
 		ret = PTR_ERR(fmr->pmr);
-		goto err_unmap;
+		goto err_table;
 	}
 	n = ib_map_mr_sg(fmr->pmr, fmr->sgt.sgl, fmr->sgt.nents, NULL,
-			 PAGE_SIZE);
+			 1UL << fmr->emtt.page_shift);
 	if (n != fmr->sgt.nents) {
+		ibdev_warn_ratelimited(&sdev->ibdev,
+				       "parent took %d of %u segments at page size %lu\n",
+				       n, fmr->sgt.nents,
+				       1UL << fmr->emtt.page_shift);
 		ret = n < 0 ? n : -EINVAL;
 		goto err_dereg;
 	}
 	fmr->pmr->iova = virt_addr;
 	fmr->pmr->length = map->length;
+	atomic64_add(fmr->emtt.entries, &sdev->emtt_entries);
+	atomic64_add(fmr->emtt.n, &sdev->emtt_extents);
+	if (fmr->emtt.page_shift > PAGE_SHIFT)
+		stl_count(sdev, STL_CNT_EMTT_LARGE_PAGE_MRS, 1);
 	return fmr;
 
 err_dereg:
 	ib_dereg_mr(fmr->pmr);
+err_table:
+	kvfree(fmr->emtt.ext);
 err_unmap:
 	ib_dma_unmap_sgtable_attrs(sdev->pdev, &fmr->sgt, DMA_BIDIRECTIONAL, 0);
 err_free_sgt:
@@ -507,6 +575,12 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			goto err_release;
 	}
 
+	/* The extent table, now that its size is known. */
+	ret = stl_kmem_charge(sdev, fmr->emtt.max * sizeof(*fmr->emtt.ext));
+	if (ret)
+		goto err_release;
+	smr->kmem += fmr->emtt.max * sizeof(*fmr->emtt.ext);
+
 	smr->fmr = fmr;
 	smr->pd = spd;
 	smr->iova = virt_addr;
@@ -538,6 +612,33 @@ err_count:
 	stl_obj_uncharge(sdev, STL_OBJ_MR);
 	stl_count(sdev, STL_CNT_MR_REG_FAIL, 1);
 	return ERR_PTR(ret);
+}
+
+/**
+ * stl_fill_res_mr_entry() - an MR's translation, for `rdma res show mr -dd`
+ * @msg: the netlink message
+ * @ibmr: the MR
+ *
+ * Return: 0, or -EMSGSIZE if @msg is full.
+ */
+int stl_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	const struct emtt_table *t = &to_stl_mr(ibmr)->fmr->emtt;
+	struct nlattr *table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+
+	if (!table)
+		return -EMSGSIZE;
+	if (rdma_nl_put_driver_string(msg, "emtt_kind",
+				      emtt_kind_name(t->kind)) ||
+	    rdma_nl_put_driver_u64(msg, "emtt_page_size",
+				   1ULL << t->page_shift) ||
+	    rdma_nl_put_driver_u64(msg, "emtt_entries", t->entries) ||
+	    rdma_nl_put_driver_u32(msg, "emtt_extents", t->n)) {
+		nla_nest_cancel(msg, table);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
+	return 0;
 }
 
 /**

@@ -19,6 +19,8 @@ enum {
 	STL_STAT_CACHED_PAGES,
 	STL_STAT_CQES,
 	STL_STAT_WQES,
+	STL_STAT_EMTT_ENTRIES,
+	STL_STAT_EMTT_EXTENTS,
 	STL_NUM_STATS
 };
 
@@ -38,6 +40,7 @@ static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 	[STL_CNT_RATE_WAITS].name = "rate_limit_waits",
 	[STL_CNT_KMEM_REFUSALS].name = "kmem_quota_refusals",
 	[STL_CNT_PACED_BYTES].name = "paced_bytes",
+	[STL_CNT_EMTT_LARGE_PAGE_MRS].name = "emtt_large_page_mrs",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_HITS].name = "pin_cache_hits",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_MISSES].name = "pin_cache_misses",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_EVICTIONS].name = "pin_cache_evictions",
@@ -51,6 +54,8 @@ static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 	[STL_STAT_CACHED_PAGES].name = "pin_cache_idle_pages",
 	[STL_STAT_CQES].name = "cqes_in_use",
 	[STL_STAT_WQES].name = "wqes_in_use",
+	[STL_STAT_EMTT_ENTRIES].name = "emtt_entries",
+	[STL_STAT_EMTT_EXTENTS].name = "emtt_extents",
 };
 
 struct rdma_hw_stats *stl_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -77,6 +82,8 @@ int stl_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		pvdma_cache_idle_pages(&sdev->pins);
 	stats->value[STL_STAT_CQES] = atomic64_read(&sdev->n_cqe);
 	stats->value[STL_STAT_WQES] = atomic64_read(&sdev->n_wqe);
+	stats->value[STL_STAT_EMTT_ENTRIES] = atomic64_read(&sdev->emtt_entries);
+	stats->value[STL_STAT_EMTT_EXTENTS] = atomic64_read(&sdev->emtt_extents);
 	return STL_NUM_STATS;
 }
 
