@@ -30,6 +30,7 @@ void emtt_init(struct emtt_table *t, struct emtt_extent *ext, u32 max,
 	t->max = max;
 	t->page_shift = 0;
 	t->entries = 0;
+	t->merge = true;
 	t->ext = ext;
 }
 
@@ -39,7 +40,8 @@ void emtt_init(struct emtt_table *t, struct emtt_extent *ext, u32 max,
  * @addr: its first device address
  * @len: its bytes
  *
- * A run that starts where the last one ends extends it.
+ * A run that starts where the last one ends extends it (unless @t->merge
+ * is cleared).
  *
  * Return: 0; -EINVAL for an empty run, one that wraps the address space or
  * one that takes the table past 2^63 bytes; -ENOSPC if the table is full.
@@ -51,7 +53,7 @@ int emtt_add(struct emtt_table *t, u64 addr, u64 len)
 	if (!len || addr + len < addr || t->length + len < t->length ||
 	    t->length + len > (1ULL << 63))
 		return -EINVAL;
-	if (last && last->addr + last->len == addr) {
+	if (last && t->merge && last->addr + last->len == addr) {
 		last->len += len;
 	} else {
 		if (t->n == t->max)
@@ -170,6 +172,48 @@ int emtt_choose(struct emtt_table *t, u64 page_size_cap)
 		return -EINVAL;
 	t->page_shift = shift;
 	t->entries = emtt_entries(t, shift);
+	return 0;
+}
+
+/**
+ * emtt_choose_within() - emtt_choose() for a parent with a page budget
+ * @t: the table, complete
+ * @page_size_cap: page sizes the parent supports
+ * @max_small: most 4 KiB pages the parent may hold for the MR: entries
+ *	times (page size / 4 KiB), 0 for no bound
+ *
+ * Some parents expand every large page into 4 KiB pieces in one array
+ * (rxe since 6.4): then a large page is worth it only while the pieces of
+ * all entries fit.  Takes the largest page size within @max_small, smaller
+ * sizes down to 4 KiB as needed.
+ *
+ * Return: 0 with @t->page_shift and @t->entries set; -EINVAL if no page
+ * size fits the table; -E2BIG if even 4 KiB pages exceed @max_small.
+ */
+int emtt_choose_within(struct emtt_table *t, u64 page_size_cap,
+		       u64 max_small)
+{
+	u32 shift = emtt_best_shift(t, page_size_cap);
+	u64 entries;
+
+	if (!shift)
+		return -EINVAL;
+	for (;;) {
+		entries = emtt_entries(t, shift);
+		if (!max_small ||
+		    entries <= (max_small >> (shift - EMTT_MIN_SHIFT)))
+			break;
+		/* The next smaller size the parent has; 4 KiB at worst. */
+		do {
+			shift--;
+		} while (shift > EMTT_MIN_SHIFT &&
+			 !(page_size_cap & (1ULL << shift)));
+		if (shift < EMTT_MIN_SHIFT ||
+		    !(page_size_cap & (1ULL << shift)))
+			return -E2BIG;
+	}
+	t->page_shift = shift;
+	t->entries = entries;
 	return 0;
 }
 

@@ -60,6 +60,9 @@ struct emtt_extent {
  * @max: extents @ext has room for
  * @page_shift: chosen page size (log2), 0 until emtt_choose()
  * @entries: parent MR entries at @page_shift, 0 until emtt_choose()
+ * @merge: adjacent runs become one extent (emtt_init() sets it; clear it to
+ *	size for the runs as given, e.g. a dma-buf that may move to memory
+ *	where they are no longer adjacent)
  * @ext: the extents, in iova order (the caller's array)
  */
 struct emtt_table {
@@ -70,6 +73,7 @@ struct emtt_table {
 	u32 max;
 	u32 page_shift;
 	u64 entries;
+	bool merge;
 	struct emtt_extent *ext;
 };
 
@@ -79,6 +83,8 @@ int emtt_add(struct emtt_table *t, u64 addr, u64 len);
 u32 emtt_best_shift(const struct emtt_table *t, u64 page_size_cap);
 u64 emtt_entries(const struct emtt_table *t, u32 shift);
 int emtt_choose(struct emtt_table *t, u64 page_size_cap);
+int emtt_choose_within(struct emtt_table *t, u64 page_size_cap,
+		       u64 max_small);
 const char *emtt_kind_name(enum emtt_kind kind);
 
 #endif /* EMTT_H */

@@ -115,6 +115,12 @@ enum stl_counter {
 	STL_CNT_KMEM_REFUSALS,
 	STL_CNT_PACED_BYTES,
 	STL_CNT_EMTT_LARGE_PAGE_MRS,
+	STL_CNT_DMABUF_MRS,
+	STL_CNT_DMABUF_MOVES,
+	STL_CNT_DMABUF_REMAPS,
+	STL_CNT_DMABUF_REMAP_FAILURES,
+	STL_CNT_DMABUF_INVALIDATE_NS,
+	STL_CNT_DMABUF_REMAP_NS,
 	STL_NUM_COUNTERS
 };
 
@@ -545,7 +551,8 @@ struct stl_fmr {
  * struct stl_mr - virtual MR backed by a parent fast-register MR
  * @ibmr: core object; lkey/rkey are the parent MR's
  * @fmr: the parent MR
- * @map: the pinned pages behind it
+ * @map: the pinned pages behind it (NULL for a dma-buf MR)
+ * @dmabuf: the dma-buf behind it (stl_dmabuf.c), NULL for user memory
  * @pd: owning PD
  * @iova: first address work requests may use
  * @length: bytes from @iova that work requests may use
@@ -558,6 +565,7 @@ struct stl_mr {
 	struct ib_mr ibmr;
 	struct stl_fmr *fmr;
 	struct pvdma_map *map;
+	struct stl_dmabuf *dmabuf;
 	struct stl_pd *pd;
 	u64 iova;
 	u64 length;
@@ -623,6 +631,7 @@ extern const struct ib_device_ops stl_dev_ops;
 
 /* stl_verbs.c */
 u64 stl_max_mr_size(struct stl_dev *sdev);
+u64 stl_parent_pieces_max(struct stl_dev *sdev);
 int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		     struct ib_udata *udata);
 int stl_query_port(struct ib_device *ibdev, u32 port,
@@ -707,6 +716,28 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      struct ib_udata *udata);
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int stl_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+bool stl_reg_unusable(struct stl_dev *sdev);
+int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
+		     struct stl_fmr *fmr, int access);
+int stl_fmr_invalidate(struct stl_dev *sdev, struct stl_pd *spd,
+		       struct stl_fmr *fmr);
+int stl_fmr_table(struct stl_dev *sdev, struct stl_fmr *fmr, u64 virt_addr,
+		  bool merge);
+
+/* Access flags an MR may have (windows: IB_ACCESS_MW_BIND on ring devices). */
+#define STL_MR_ACCESS_SUPPORTED                                                \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                      \
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |                     \
+	 IB_ACCESS_RELAXED_ORDERING)
+
+/* stl_dmabuf.c */
+struct ib_mr *stl_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+				     u64 length, u64 virt_addr, int fd,
+				     int access, struct stl_dmabuf_arg *arg);
+void stl_dmabuf_mr_destroy(struct stl_dev *sdev, struct stl_mr *smr);
+int stl_dmabuf_mr_restore(struct stl_dev *sdev, struct stl_mr *smr);
+int stl_dmabuf_init(void);
+void stl_dmabuf_exit(void);
 void stl_pd_reg_teardown(struct stl_pd *spd);
 int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
 		     struct ib_send_wr *wr);

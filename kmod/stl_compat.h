@@ -10,6 +10,7 @@
 #define STL_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -54,6 +55,48 @@ static inline struct ib_udata *stl_create_cq_udata(struct ib_udata *udata)
 #define STL_RXE_COMP_UNLOCKED_TASKLET 1
 #else
 #define STL_RXE_COMP_UNLOCKED_TASKLET 0
+#endif
+
+/*
+ * reg_user_mr_dmabuf gets the uverbs attribute bundle since 6.10 (the
+ * udata before).  stl_reg_user_mr_dmabuf() takes a struct stl_dmabuf_arg
+ * pointer and gets its udata with stl_dmabuf_udata().
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define stl_dmabuf_arg uverbs_attr_bundle
+/**
+ * stl_dmabuf_udata() - the driver data of a reg_user_mr_dmabuf call
+ * @attrs: its last argument
+ *
+ * Return: the udata.
+ */
+static inline struct ib_udata *stl_dmabuf_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+#define stl_dmabuf_arg ib_udata
+static inline struct ib_udata *stl_dmabuf_udata(struct ib_udata *udata)
+{
+	return udata;
+}
+#endif
+
+/*
+ * rxe before 6.4 keeps an MR's pages in maps of 256 entries and, after
+ * copying to the very end of the last one, reads the pointer of the map
+ * after it (rxe_mr_copy(); KASAN: slab-out-of-bounds): fast-registration
+ * MRs get one entry to spare.  From 6.4 on that is gone, and Debian's 6.12
+ * rxe keeps 16 bytes per 4 KiB piece of an MR's pages in one kcalloc()ed
+ * array: at most KMALLOC_MAX_SIZE / 16 pieces per MR, whatever its page
+ * size (a larger array warns in the page allocator and fails).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+#define STL_RXE_MR_SPARE	1
+#define STL_RXE_MR_PIECES	0ULL
+#else
+#define STL_RXE_MR_SPARE	0
+#define STL_RXE_MR_PIECES	((u64)KMALLOC_MAX_SIZE / 16)
 #endif
 
 /*

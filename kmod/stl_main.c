@@ -872,6 +872,7 @@ const struct ib_device_ops stl_dev_ops = {
 	.query_qp = stl_query_qp,
 	.query_srq = stl_query_srq,
 	.reg_user_mr = stl_reg_user_mr,
+	.reg_user_mr_dmabuf = stl_reg_user_mr_dmabuf,
 	.req_notify_cq = stl_req_notify_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, stl_ah, ibah),
@@ -898,10 +899,13 @@ static int __init stl_init(void)
 	if (ret)
 		return ret;
 	stl_ring_init();
+	ret = stl_dmabuf_init();
+	if (ret)
+		goto err_pvdma;
 	stl_wq = alloc_workqueue("stellar", 0, 0);
 	if (!stl_wq) {
 		ret = -ENOMEM;
-		goto err_pvdma;
+		goto err_dmabuf;
 	}
 	ret = ib_register_client(&stl_client);
 	if (ret) {
@@ -927,6 +931,8 @@ err_client:
 	ib_unregister_client(&stl_client);
 err_wq:
 	destroy_workqueue(stl_wq);
+err_dmabuf:
+	stl_dmabuf_exit();
 err_pvdma:
 	pvdma_exit();
 	return ret;
@@ -945,6 +951,7 @@ static void __exit stl_exit(void)
 	/* Every count is 0; wait for the stl_reap() calls to return. */
 	destroy_workqueue(stl_wq);
 	debugfs_remove_recursive(stl_debugfs);
+	stl_dmabuf_exit();
 	pvdma_exit();
 	if (pvdma_total_pinned())
 		pr_err("%llu pages still pinned at unload\n",

@@ -39,10 +39,6 @@
 
 #include "kmod/stl.h"
 
-#define STL_MR_ACCESS_SUPPORTED                                                \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |                      \
-	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |                     \
-	 IB_ACCESS_RELAXED_ORDERING)
 /* stl_dev.reg_flags */
 enum {
 	STL_REG_STALLED,	/* a work request timed out, none completed since */
@@ -208,7 +204,7 @@ void stl_mr_parent_lost(struct stl_dev *sdev)
 }
 
 /* Whether deregistration should skip LOCAL_INV and free the parent MR. */
-static bool stl_reg_unusable(struct stl_dev *sdev)
+bool stl_reg_unusable(struct stl_dev *sdev)
 {
 	return test_bit(STL_REG_LOST, &sdev->reg_flags) ||
 	       test_bit(STL_REG_STALLED, &sdev->reg_flags);
@@ -312,8 +308,16 @@ int stl_pd_post_wait(struct stl_dev *sdev, struct stl_pd *spd,
 	return ret;
 }
 
-/* Validate @fmr's parent MR under its current key. */
-static int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
+/**
+ * stl_fmr_register() - validate a parent MR under its current key
+ * @sdev: the device
+ * @spd: the PD whose registration QP posts the REG_MR
+ * @fmr: the parent MR, mapped
+ * @access: the MR's access flags
+ *
+ * Return: 0 or -errno.  Context: process; sleeps.
+ */
+int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
 			    struct stl_fmr *fmr, int access)
 {
 	struct ib_reg_wr reg = {
@@ -327,8 +331,16 @@ static int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
 	return stl_pd_post_wait(sdev, spd, &reg.wr);
 }
 
-static int stl_fmr_invalidate(struct stl_dev *sdev, struct stl_pd *spd,
-			      struct stl_fmr *fmr)
+/**
+ * stl_fmr_invalidate() - LOCAL_INV a parent MR: its key stops working
+ * @sdev: the device
+ * @spd: the PD whose registration QP posts it
+ * @fmr: the parent MR
+ *
+ * Return: 0 or -errno.  Context: process; sleeps.
+ */
+int stl_fmr_invalidate(struct stl_dev *sdev, struct stl_pd *spd,
+		       struct stl_fmr *fmr)
 {
 	struct ib_send_wr wr = {
 		.opcode = IB_WR_LOCAL_INV,
@@ -357,16 +369,17 @@ static void stl_fmr_release(struct pvdma_parked *park)
  * @sdev: the device
  * @fmr: its @sgt mapped for the parent; @emtt is filled in
  * @virt_addr: the iova of the first byte
+ * @merge: merge adjacent segments (not for memory that may move)
  *
  * The extents are @sgt's DMA segments, adjacent ones merged; the page size
- * is the largest that they, @virt_addr and the parent's page_size_cap allow
- * (emtt/emtt.c), so huge pages and contiguous memory need one parent entry
- * per huge page instead of one per 4 KiB.
+ * is the largest that they, @virt_addr, the parent's page_size_cap and its
+ * bound on 4 KiB pieces allow (emtt/emtt.c), so huge pages and contiguous
+ * memory need one parent entry per huge page instead of one per 4 KiB.
  *
  * Return: 0 or -errno.
  */
-static int stl_fmr_table(struct stl_dev *sdev, struct stl_fmr *fmr,
-			 u64 virt_addr)
+int stl_fmr_table(struct stl_dev *sdev, struct stl_fmr *fmr, u64 virt_addr,
+		  bool merge)
 {
 	struct emtt_extent *ext;
 	struct scatterlist *sg;
@@ -376,15 +389,20 @@ static int stl_fmr_table(struct stl_dev *sdev, struct stl_fmr *fmr,
 	if (!ext)
 		return -ENOMEM;
 	emtt_init(&fmr->emtt, ext, fmr->sgt.nents, virt_addr, EMTT_KIND_HOST);
+	fmr->emtt.merge = merge;
 	for_each_sgtable_dma_sg(&fmr->sgt, sg, i) {
 		ret = emtt_add(&fmr->emtt, sg_dma_address(sg), sg_dma_len(sg));
 		if (ret)
 			goto err;
 	}
-	ret = emtt_choose(&fmr->emtt, sdev->pdev->attrs.page_size_cap);
+	ret = emtt_choose_within(&fmr->emtt, sdev->pdev->attrs.page_size_cap,
+				 stl_parent_pieces_max(sdev) -
+				 (stl_parent_pieces_max(sdev) ?
+				  STL_RXE_MR_SPARE : 0));
 	if (ret) {
-		stl_info(sdev, "parent page sizes %#llx fit no MR page\n",
-			 sdev->pdev->attrs.page_size_cap);
+		stl_info(sdev, "parent page sizes %#llx fit no MR page: %d\n",
+			 sdev->pdev->attrs.page_size_cap, ret);
+		ret = -EINVAL;
 		goto err;
 	}
 	return 0;
@@ -426,20 +444,16 @@ static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
 				       DMA_BIDIRECTIONAL, 0);
 	if (ret)
 		goto err_free_sgt;
-	ret = stl_fmr_table(sdev, fmr, virt_addr);
+	ret = stl_fmr_table(sdev, fmr, virt_addr, true);
 	if (ret)
 		goto err_unmap;
-	/*
-	 * One page entry to spare: rxe (6.1) keeps pages in maps of 256 and,
-	 * after copying to the very end of the last one, reads the pointer
-	 * of the map after it (rxe_mr_copy(); KASAN: slab-out-of-bounds).
-	 */
+	/* An entry to spare for rxe before 6.4 (stl_compat.h). */
 	if (fmr->emtt.entries >= INT_MAX) {
 		ret = -EINVAL;
 		goto err_table;
 	}
 	fmr->pmr = ib_alloc_mr(spd->ppd, IB_MR_TYPE_MEM_REG,
-			       fmr->emtt.entries + 1);
+			       fmr->emtt.entries + STL_RXE_MR_SPARE);
 	if (IS_ERR(fmr->pmr)) {
 		ret = PTR_ERR(fmr->pmr);
 		goto err_table;
@@ -660,7 +674,11 @@ int stl_mr_restore_key(struct stl_dev *sdev, u32 rkey)
 	mutex_lock(&sdev->mw_lock);
 	smr = xa_load(&sdev->mrs, rkey);
 	if (smr && smr->ibmr.rkey == rkey) {
-		ret = stl_fmr_register(sdev, smr->pd, smr->fmr, smr->access);
+		if (smr->dmabuf)
+			ret = stl_dmabuf_mr_restore(sdev, smr);
+		else
+			ret = stl_fmr_register(sdev, smr->pd, smr->fmr,
+					       smr->access);
 		if (!ret)
 			ret = 1;
 	}
@@ -677,6 +695,10 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	/* Windows bound to it: it stays (as on rxe). */
 	if (stl_mw_mr_busy(sdev, smr))
 		return -EINVAL;
+	if (smr->dmabuf) {
+		stl_dmabuf_mr_destroy(sdev, smr);
+		goto out;
+	}
 	/* The key is now unusable for new work requests (and binds)... */
 	/*
 	 * ...then for the parent: invalidated, the parent MR may be parked
@@ -690,6 +712,7 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	} else {
 		pvdma_unmap_user(&sdev->pins, smr->map, &fmr->park);
 	}
+out:
 	stl_kmem_uncharge(sdev, smr->kmem);
 	stl_obj_uncharge(sdev, STL_OBJ_MR);
 	/* Lookups in stl_post.c may still read it: free after RCU. */

@@ -36,7 +36,27 @@ bool stl_udata_empty(struct ib_udata *udata)
  */
 u64 stl_max_mr_size(struct stl_dev *sdev)
 {
-	return min_t(u64, sdev->pdev->attrs.max_mr_size, STL_MAX_MR_SIZE);
+	u64 max = min_t(u64, sdev->pdev->attrs.max_mr_size, STL_MAX_MR_SIZE);
+	u64 pieces = stl_parent_pieces_max(sdev);
+
+	/* Any start offset: one 4 KiB piece more than the length needs. */
+	if (pieces)
+		max = min_t(u64, max, (pieces - 1) << PAGE_SHIFT);
+	return max;
+}
+
+/**
+ * stl_parent_pieces_max() - most 4 KiB pieces the parent holds for an MR
+ * @sdev: the device
+ *
+ * rxe's bound (STL_RXE_MR_PIECES, stl_compat.h); other parents have none.
+ *
+ * Return: the bound, or 0 for none.
+ */
+u64 stl_parent_pieces_max(struct stl_dev *sdev)
+{
+	return sdev->pdev->ops.driver_id == RDMA_DRIVER_RXE ?
+	       STL_RXE_MR_PIECES : 0;
 }
 
 int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

@@ -18,8 +18,10 @@
 #   6. pod start: N containers started at once by podman, each with its own
 #      device and 1 GiB registered, until all have sent their first message,
 #      against containers sharing rxe0 (tests/bench/pod-guest.sh)
-#   7. eMTT: 1 GiB registered as small pages, THP and hugetlbfs pages,
-#      parent MR entries and first registration time (tests/bench/emtt-guest.sh)
+#   7. eMTT: 1 GiB registered as small pages, THP and hugetlbfs pages and a
+#      dma-buf, parent MR entries and first registration time; write
+#      bandwidth into a dma-buf MR against host memory; revocation times
+#      (tests/bench/emtt-guest.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -83,5 +85,5 @@ echo
 echo "== PVDMA, VM with $vm_mib MiB"
 run "$out/pvdma" 0 -t 1800 -m "$vm_mib" tests/bench/pvdma-guest.sh
 echo
-echo "== eMTT: parent MR entries and first registration, small vs huge pages, VM with 3584 MiB"
-run "$out/emtt" 0 -t 900 -m 3584 tests/bench/emtt-guest.sh
+echo "== eMTT: parent MR entries and first registration, small and huge pages and a dma-buf; dma-buf bandwidth and revocation, VM with 4608 MiB"
+run "$out/emtt" 0 -t 900 -m 4608 tests/bench/emtt-guest.sh

@@ -113,7 +113,7 @@ vm_one_debug() {
 	eval "$kinfo"
 	echo "debug kernel $release: $image (symbols: $vmlinux)"
 	scripts/build-module.sh "$release" "$objtree" >/dev/null || return 1
-	make -s -C tests/kernel stall KVERS="$release:$objtree" || return 1
+	make -s -C tests/kernel stall dmabuf KVERS="$release:$objtree" || return 1
 	if [[ ${STL_CHECK_DEBUG:-1} == full ]]; then
 		skip=""
 		fuzz=${STL_FUZZ_SECONDS:-120}

@@ -306,6 +306,53 @@ static void random_layouts_match_brute_force(void)
 	passed++;
 }
 
+/* Unmerged, adjacent runs keep their own boundaries: the worst case. */
+static void unmerged_runs_bound_the_entries(void)
+{
+	int i;
+
+	emtt_init(&t, ext, 8, 0x7f0000000000ULL, EMTT_KIND_DMABUF);
+	t.merge = false;
+	for (i = 0; i < 4; i++)
+		CHECK(emtt_add(&t, 0x100000000ULL + (u64)i * M2, M2) == 0);
+	CHECK(t.n == 4);
+	CHECK(emtt_choose(&t, CAP_RXE) == 0);
+	CHECK(t.page_shift == 21 && t.entries == 4);
+	emtt_init(&t, ext, 8, 0x7f0000000000ULL, EMTT_KIND_DMABUF);
+	for (i = 0; i < 4; i++)
+		CHECK(emtt_add(&t, 0x100000000ULL + (u64)i * M2, M2) == 0);
+	CHECK(t.n == 1 && emtt_choose(&t, CAP_RXE) == 0 && t.entries == 1);
+	printf("PASS %s\n", __func__);
+	passed++;
+}
+
+/* A budget of 4 KiB pieces: large pages only while they fit. */
+static void page_budget_shrinks_the_page_size(void)
+{
+	int i;
+
+	/* 1 GiB of 2 MiB pages from 4 KiB in: 513 entries of 512 pieces. */
+	emtt_init(&t, ext, 600, 0x7f0000001000ULL, EMTT_KIND_HOST);
+	CHECK(emtt_add(&t, 0x100001000ULL, M2 - K4) == 0);
+	for (i = 1; i < 512; i++)
+		CHECK(emtt_add(&t, 0x100000000ULL + (u64)i * 2 * M2, M2) == 0);
+	CHECK(emtt_add(&t, 0x100000000ULL + 512ULL * 2 * M2, K4) == 0);
+	CHECK(emtt_choose_within(&t, CAP_RXE, 0) == 0);
+	CHECK(t.page_shift == 21 && t.entries == 513);
+	CHECK(emtt_choose_within(&t, CAP_RXE, 262656) == 0);
+	CHECK(t.page_shift == 21 && t.entries == 513);
+	/* One piece short: down to 1 MiB pages (1025 entries of 256). */
+	CHECK(emtt_choose_within(&t, CAP_RXE, 262655) == 0);
+	CHECK(t.page_shift == 20 && t.entries == 1025);
+	/* A parent with 4 KiB and 2 MiB only goes straight to 4 KiB. */
+	CHECK(emtt_choose_within(&t, K4 | M2, 262655) == 0);
+	CHECK(t.page_shift == 12 && t.entries == 262144);
+	CHECK(emtt_choose_within(&t, K4 | M2, 262144) == 0);
+	CHECK(emtt_choose_within(&t, K4 | M2, 262143) == -E2BIG);
+	printf("PASS %s\n", __func__);
+	passed++;
+}
+
 static void kind_names(void)
 {
 	CHECK(!strcmp(emtt_kind_name(EMTT_KIND_HOST), "host"));
@@ -331,6 +378,8 @@ int main(void)
 	parent_page_size_cap_is_honoured();
 	add_after_choose_clears_choice();
 	random_layouts_match_brute_force();
+	unmerged_runs_bound_the_entries();
+	page_budget_shrinks_the_page_size();
 	kind_names();
 	printf("emtt: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -229,6 +229,28 @@ static struct ibv_mr *stellar_reg_mr(struct ibv_pd *pd, void *addr,
 	return &vmr->ibv_mr;
 }
 
+/* ibv_reg_dmabuf_mr: the kernel maps the buffer (stl_dmabuf.c). */
+static struct ibv_mr *stellar_reg_dmabuf_mr(struct ibv_pd *pd,
+					    uint64_t offset, size_t length,
+					    uint64_t iova, int fd, int access)
+{
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+
+	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
+				    NULL);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
 static int stellar_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -305,6 +327,7 @@ static const struct verbs_context_ops stellar_ctx_ops = {
 	.query_port = stellar_query_port,
 	.query_qp = stellar_query_qp,
 	.reg_mr = stellar_reg_mr,
+	.reg_dmabuf_mr = stellar_reg_dmabuf_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 };
 
