@@ -172,20 +172,24 @@ stage lint scripts/lint.sh
 stage unit make -s -C tests/unit check
 stage provider-unit make -s -C userlib check
 # Before the VMs boot: tests/kernel/scenarios/55-rdma-core.sh and
-# vm-two.sh run these builds' programs and librxe in place (a release not
+# vm-two.sh run these builds' programs, librxe and libstellar (built inside
+# each release, userlib/rdma-core-provider.sh; packages in build/deb/) in
+# place (a release not
 # built fails its scenarios there; STL_SCENARIO_RDMA_CORE_SKIP_MISSING=1
 # makes them SKIP instead).  About 30-60 s per release the first time.
 rdma_core_builds() {
 	local v t0 rc=0
 	for v in $(sh userlib/tests/rdma-core-build.sh --list); do
 		t0=$SECONDS
-		if nice -n 10 sh userlib/tests/rdma-core-build.sh "$v" build >/dev/null; then
+		# The release, then libstellar inside it, and its package.
+		if nice -n 10 sh userlib/rdma-core-provider.sh "$v" build build/deb >/dev/null; then
 			echo "rdma-core $v: ready in $((SECONDS - t0)) s"
 		else
 			echo "rdma-core $v: build failed after $((SECONDS - t0)) s"
 			rc=1
 		fi
 	done
+	sh userlib/tests/deb-check.sh build/deb || rc=1
 	return "$rc"
 }
 stage rdma-core-builds rdma_core_builds

@@ -530,8 +530,10 @@ rdma_core_tree() {
 	for p in ibv_devinfo ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong; do
 		[[ -x $tree/bin/$p ]] || lib=""
 	done
+	# libstellar built inside the release (userlib/rdma-core-provider.sh)
+	[[ ${RC_PROV:-librxe} == librxe || -f ${lib/librxe/libstellar} ]] || lib=""
 	if [[ ! -f $lib ]]; then
-		why "rdma-core $ver is not built in build/rdma-core (userlib/tests/rdma-core-build.sh $ver build)"
+		why "rdma-core $ver (with ${RC_PROV:-librxe}) is not built in build/rdma-core (userlib/rdma-core-provider.sh $ver build)"
 		[[ ${STL_SCENARIO_RDMA_CORE_SKIP_MISSING:-0} == 1 ]] && return 77
 		return 1
 	fi
@@ -544,8 +546,9 @@ rdma_core_tree() {
 # Run "$@" with the libibverbs and librxe of the release RC_TREE.
 rdma_core_env() { env RDMAV_DRIVERS="$RC_TREE/lib/librxe" "$@"; }
 
-# Process $1 must have mapped RC_TREE's libibverbs and librxe and no other
-# libibverbs, provider or libstellar (not Debian's in /usr/lib).
+# Process $1 must have mapped RC_TREE's libibverbs and its provider
+# RC_PROV (librxe, or libstellar built inside the release) and no other
+# libibverbs or provider (not Debian's in /usr/lib).
 rdma_core_maps_ok() {
 	local pid=$1 libs l
 	libs=$(awk '$6 ~ /libibverbs\.so|-rdmav[0-9]+\.so|libstellar/ { print $6 }' \
@@ -554,8 +557,8 @@ rdma_core_maps_ok() {
 	[[ -n $libs ]] || { why "no libibverbs mapped by pid $pid (gone?)"; return 1; }
 	grep -q "^$RC_TREE/lib/libibverbs\.so\." <<<"$libs" ||
 		why "pid $pid has not mapped $RC_TREE/lib/libibverbs.so.*"
-	grep -qx "$RC_TREE/lib/librxe-rdmav$RC_PABI\.so" <<<"$libs" ||
-		why "pid $pid has not mapped $RC_TREE/lib/librxe-rdmav$RC_PABI.so"
+	grep -qx "$RC_TREE/lib/${RC_PROV:-librxe}-rdmav$RC_PABI\.so" <<<"$libs" ||
+		why "pid $pid has not mapped $RC_TREE/lib/${RC_PROV:-librxe}-rdmav$RC_PABI.so"
 	for l in $libs; do
 		[[ $l == "$RC_TREE/lib/"* ]] || why "pid $pid has mapped $l"
 	done

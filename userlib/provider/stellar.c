@@ -241,8 +241,11 @@ static struct ibv_mr *stellar_reg_dmabuf_mr(struct ibv_pd *pd,
 	if (!vmr)
 		return NULL;
 
-	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr,
-				    NULL);
+	ret = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr
+#ifdef STELLAR_CMD_REG_DMABUF_MR_DRIVER
+				    , NULL
+#endif
+				    );
 	if (ret) {
 		free(vmr);
 		errno = ret;
@@ -351,6 +354,9 @@ static struct verbs_context *stellar_alloc_context(struct ibv_device *ibdev,
 		return NULL;
 
 	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+#ifdef STELLAR_CMD_GET_CONTEXT_FD_ARR
+				  NULL,
+#endif
 				  &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_uninit;
@@ -501,12 +507,20 @@ static bool stellar_libibverbs_matches(void)
 	return ok;
 }
 
-/* What rdma-core's PROVIDER_DRIVER() does for an in-tree provider. */
+/*
+ * What rdma-core's PROVIDER_DRIVER() does, behind the guard.  In-tree, the
+ * release's driver.h names the registration call of its provider ABI.
+ */
 static void __attribute__((constructor)) stellar_register_driver(void)
 {
 	int saved_errno = errno;
 
-	if (stellar_libibverbs_matches())
+	if (stellar_libibverbs_matches()) {
+#ifdef STELLAR_IN_TREE
+		verbs_register_driver(&stellar_dev_ops);
+#else
 		verbs_register_driver_34(&stellar_dev_ops);
+#endif
+	}
 	errno = saved_errno;
 }

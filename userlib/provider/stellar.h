@@ -8,7 +8,17 @@
 
 #include <pthread.h>
 
+#ifdef STELLAR_IN_TREE
+/*
+ * Built as providers/stellar inside the rdma-core source of the target
+ * release (userlib/rdma-core-provider.sh): that release's own provider ABI.
+ */
+#include <stddef.h>
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
+#else
 #include "stellar-verbs-abi.h"
+#endif
 
 #define stl_container_of(ptr, type, member)                                    \
 	((type *)((char *)(ptr) - offsetof(type, member)))

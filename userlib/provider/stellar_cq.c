@@ -337,7 +337,11 @@ struct ibv_cq_ex *stellar_create_cq_ex(struct ibv_context *ibctx,
 		.channel = attr->channel,
 		.comp_vector = attr->comp_vector,
 	};
-	ret = ibv_cmd_create_cq_ex(ibctx, &kattr, &cq->vcq, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_cq_ex(ibctx, &kattr,
+#ifdef STELLAR_CMD_CREATE_CQ_EX_PROV_ATTR
+				   NULL,
+#endif
+				   &cq->vcq, &cmd, sizeof(cmd),
 				   &resp, sizeof(resp), 0);
 	if (ret == EOPNOTSUPP || ret == ENOSYS) {
 		struct ib_uverbs_create_cq_resp lresp;

@@ -823,6 +823,8 @@ static void stellar_wr_refuse_tso(struct ibv_qp_ex *qpx, void *hdr,
 	stellar_wr_refuse(qpx);
 }
 
+/* ibv_wr_atomic_write() is there from rdma-core 44, ibv_wr_flush() from 45. */
+#if STELLAR_RDMA_CORE_RELEASE >= 44
 static void stellar_wr_refuse_atomic_write(struct ibv_qp_ex *qpx,
 					   uint32_t rkey, uint64_t remote_addr,
 					   const void *atomic_wr)
@@ -832,6 +834,21 @@ static void stellar_wr_refuse_atomic_write(struct ibv_qp_ex *qpx,
 	(void)atomic_wr;
 	stellar_wr_refuse(qpx);
 }
+#endif
+
+#if STELLAR_RDMA_CORE_RELEASE >= 45
+static void stellar_wr_refuse_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t remote_addr, size_t len,
+				    uint8_t type, uint8_t level)
+{
+	(void)rkey;
+	(void)remote_addr;
+	(void)len;
+	(void)type;
+	(void)level;
+	stellar_wr_refuse(qpx);
+}
+#endif
 
 /* The send_ops_flags each QP type can have: what the module posts. */
 #define STELLAR_SEND_OPS_UD                                                    \
@@ -880,7 +897,12 @@ static void stellar_set_send_ops(struct stellar_qp *qp, uint64_t ops)
 	qpx->wr_local_inv = stellar_wr_refuse_rkey;
 	qpx->wr_send_tso = stellar_wr_refuse_tso;
 	qpx->wr_set_xrc_srqn = stellar_wr_refuse_rkey;
+#if STELLAR_RDMA_CORE_RELEASE >= 44
 	qpx->wr_atomic_write = stellar_wr_refuse_atomic_write;
+#endif
+#if STELLAR_RDMA_CORE_RELEASE >= 45
+	qpx->wr_flush = stellar_wr_refuse_flush;
+#endif
 
 	qpx->wr_set_ud_addr = stellar_wr_set_ud_addr;
 	qpx->wr_set_sge = stellar_wr_set_sge;

@@ -8,7 +8,8 @@
 # VM booted; scripts/check.sh does that), not Debian's in /usr/lib.
 #
 # Per release: ibv_devinfo loads that release's libibverbs and librxe and
-# sees rxe_s0 ACTIVE; ibv_{rc,uc,ud,srq}_pingpong, bytes checked (-c), with
+# sees rxe_s0 ACTIVE; that release's own libstellar (built inside it)
+# drives stellar0 and stellar1 (rc with events, ud); ibv_{rc,uc,ud,srq}_pingpong, bytes checked (-c), with
 # and without completion events (-e), between ring devices rxe_s0 and
 # rxe_s1, and between rxe_s0 and plain rxe0 (both sides on the release's
 # librxe).  Every server's /proc/PID/maps must show the release's
@@ -53,7 +54,7 @@ rc_pingpong() {
 	shift 5
 	rdma_core_tree "$ver" || return
 	local log=$STL_LOGDIR/rdma-core-$ver-$prog-$sdev-$cdev-$port
-	local cmd=(env "RDMAV_DRIVERS=$RC_TREE/lib/librxe" "$RC_TREE/bin/$prog" -g "$STL_GIDX" -p "$port" "$@")
+	local cmd=(env "RDMAV_DRIVERS=$RC_TREE/lib/${RC_PROV:-librxe}" "$RC_TREE/bin/$prog" -g "$STL_GIDX" -p "$port" "$@")
 	start_server "$port" 30 "$log.server" "${cmd[@]}" -d "$sdev" || return 1
 	srv=$SERVER_PID
 	# A server listens once it has set up its device: its libraries are
@@ -97,10 +98,11 @@ s_rc_rings_delete() {
 # rxe_s0).  At once because each pingpong spends most of its seconds in
 # process start-up and TCP set-up under TCG, not in its 50 round trips.
 rc_batch() {
-	local ver=$1 pair=$2 sdev=rxe_s1 c prog i dir failed=""
+	local ver=$1 pair=$2 sdev=rxe_s1 cdev=rxe_s0 c prog i dir failed=""
 	local pids=() cases=() opts
 	shift 2
 	[[ $pair == rxe0 ]] && sdev=rxe0
+	[[ $pair == stellar ]] && sdev=stellar1 cdev=stellar0
 	rdma_core_tree "$ver" || return
 	dir=$STL_LOGDIR/rdma-core-$ver-$pair
 	mkdir -p "$dir"
@@ -113,7 +115,7 @@ rc_batch() {
 		(
 			WHY=""
 			STL_BG=()
-			rc_pingpong "$ver" "ibv_${prog}_pingpong" "$sdev" rxe_s0 "$RC_PORT" "${opts[@]}"
+			rc_pingpong "$ver" "ibv_${prog}_pingpong" "$sdev" "$cdev" "$RC_PORT" "${opts[@]}"
 			printf '%s' "$WHY" >"$dir/$c.why"
 			for p in "${STL_BG[@]}"; do
 				kill -9 "$p" 2>/dev/null
@@ -136,6 +138,19 @@ rc_batch() {
 	[[ -z $WHY ]]
 }
 
+# Release $1's own libstellar, built inside it (userlib/rdma-core-provider.sh
+# against its provider ABI), drives stellar0 and stellar1: ibv_rc_pingpong
+# with completion events and ibv_ud_pingpong, bytes checked, on that
+# release's libibverbs; the servers map that release's libstellar only.
+s_rc_stellar() {
+	local ver=$1 ret
+	RC_PROV=libstellar
+	rc_batch "$ver" stellar rc-e ud
+	ret=$?
+	RC_PROV=librxe
+	return "$ret"
+}
+
 scenario rdma_core_rings_add s_rc_rings_add
 for rc_ver in $(rdma_core_releases); do
 	v=${rc_ver%%.*}
@@ -144,6 +159,8 @@ for rc_ver in $(rdma_core_releases); do
 		rc rc-e uc uc-e ud ud-e srq srq-e
 	scenario "rdma_core_${v}_pingpongs_rxe_s0_rxe0" rc_batch "$rc_ver" rxe0 \
 		rc-e uc ud srq-e
+	scenario "rdma_core_${v}_own_libstellar_pingpongs_stellar0_stellar1" \
+		s_rc_stellar "$rc_ver"
 done
 scenario rdma_core_rings_delete s_rc_rings_delete
 echo "# 55-rdma-core.sh: $((SECONDS - RC_T0)) s"
