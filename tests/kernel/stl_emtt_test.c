@@ -1374,7 +1374,7 @@ static void bench_dmabuf(size_t mib)
 	}
 	e0 = counter("emtt_entries");
 	t0 = now_s();
-	mr = ibv_reg_dmabuf_mr(A.pd, 0, len, (uintptr_t)b.map, b.fd, RW);
+	mr = ibv_reg_dmabuf_mr(A.pd, 0, len, DMABUF_IOVA, b.fd, RW);
 	t = now_s() - t0;
 	if (!mr) {
 		printf("emtt-bench dmabuf: reg: %s\n", strerror(errno));
@@ -1392,8 +1392,8 @@ static void bench_dmabuf(size_t mib)
 		failed++;
 		goto out;
 	}
-	write_bw((uintptr_t)b.map, mr->rkey, len, 1);
-	bw_d = write_bw((uintptr_t)b.map, mr->rkey, len, 4);
+	write_bw(DMABUF_IOVA, mr->rkey, len, 1);
+	bw_d = write_bw(DMABUF_IOVA, mr->rkey, len, 4);
 	bw_h = write_bw((uintptr_t)h, hmr->rkey, len, 4);
 	printf("emtt-bench write-bw 64KiB: dmabuf %.1f MiB/s host %.1f MiB/s ratio %.3f\n",
 	       bw_d, bw_h, bw_h > 0 ? bw_d / bw_h : 0);
