@@ -717,6 +717,7 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int stl_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 bool stl_reg_unusable(struct stl_dev *sdev);
+int stl_mr_publish(struct stl_dev *sdev, struct stl_mr *smr);
 int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
 		     struct stl_fmr *fmr, int access);
 int stl_fmr_invalidate(struct stl_dev *sdev, struct stl_pd *spd,

@@ -532,20 +532,10 @@ struct ib_mr *stl_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 		goto err_destroy;
 	smr->kmem += fmr->emtt.max * sizeof(*fmr->emtt.ext) +
 		     fmr->sgt.orig_nents * sizeof(struct scatterlist);
-	smr->ibmr.lkey = fmr->pmr->lkey;
-	smr->ibmr.rkey = fmr->pmr->rkey;
-	smr->ibmr.iova = virt_addr;
-	smr->ibmr.length = length;
-	ret = xa_insert(&sdev->mrs, smr->ibmr.lkey, smr, GFP_KERNEL);
-	if (ret) {
-		ibdev_err(&sdev->ibdev, "lkey 0x%x already in use\n",
-			  smr->ibmr.lkey);
+	ret = stl_mr_publish(sdev, smr);
+	if (ret)
 		goto err_destroy;
-	}
-	stl_count(sdev, STL_CNT_MR_REG, 1);
 	stl_count(sdev, STL_CNT_DMABUF_MRS, 1);
-	if (fmr->emtt.page_shift > PAGE_SHIFT)
-		stl_count(sdev, STL_CNT_EMTT_LARGE_PAGE_MRS, 1);
 	return &smr->ibmr;
 
 err_destroy:

@@ -472,8 +472,6 @@ static struct stl_fmr *stl_fmr_build(struct stl_dev *sdev, struct stl_pd *spd,
 	fmr->pmr->length = map->length;
 	atomic64_add(fmr->emtt.entries, &sdev->emtt_entries);
 	atomic64_add(fmr->emtt.n, &sdev->emtt_extents);
-	if (fmr->emtt.page_shift > PAGE_SHIFT)
-		stl_count(sdev, STL_CNT_EMTT_LARGE_PAGE_MRS, 1);
 	return fmr;
 
 err_dereg:
@@ -509,6 +507,34 @@ static bool stl_fmr_revive(struct stl_dev *sdev, struct stl_pd *spd,
 	}
 	stl_fmr_release(&fmr->park);
 	return false;
+}
+
+/**
+ * stl_mr_publish() - give @smr its keys and make it findable by them
+ * @sdev: the device
+ * @smr: the MR, its parent MR valid, its iova and length set
+ *
+ * Return: 0, or -EBUSY if the key is in use (logged).
+ */
+int stl_mr_publish(struct stl_dev *sdev, struct stl_mr *smr)
+{
+	struct stl_fmr *fmr = smr->fmr;
+	int ret;
+
+	smr->ibmr.lkey = fmr->pmr->lkey;
+	smr->ibmr.rkey = fmr->pmr->rkey;
+	smr->ibmr.iova = smr->iova;
+	smr->ibmr.length = smr->length;
+	ret = xa_insert(&sdev->mrs, smr->ibmr.lkey, smr, GFP_KERNEL);
+	if (ret) {
+		ibdev_err(&sdev->ibdev, "lkey 0x%x already in use\n",
+			  smr->ibmr.lkey);
+		return ret;
+	}
+	stl_count(sdev, STL_CNT_MR_REG, 1);
+	if (fmr->emtt.page_shift > PAGE_SHIFT)
+		stl_count(sdev, STL_CNT_EMTT_LARGE_PAGE_MRS, 1);
+	return 0;
 }
 
 struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
@@ -600,18 +626,9 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	smr->iova = virt_addr;
 	smr->length = length;
 	smr->access = access;
-	smr->ibmr.lkey = fmr->pmr->lkey;
-	smr->ibmr.rkey = fmr->pmr->rkey;
-	smr->ibmr.iova = virt_addr;
-	smr->ibmr.length = length;
-	ret = xa_insert(&sdev->mrs, smr->ibmr.lkey, smr, GFP_KERNEL);
-	if (ret) {
-		ibdev_err(&sdev->ibdev, "lkey 0x%x already in use\n",
-			  smr->ibmr.lkey);
+	ret = stl_mr_publish(sdev, smr);
+	if (ret)
 		goto err_release;
-	}
-
-	stl_count(sdev, STL_CNT_MR_REG, 1);
 	return &smr->ibmr;
 
 err_release:

@@ -66,15 +66,7 @@ static int passed, failed;
 static char why[256];
 static uint64_t cap;
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	union ibv_gid gid;
-};
-
-static struct side A, B;
+static struct tlib_side A, B;
 
 static int fail(const char *fmt, ...)
 {
@@ -88,42 +80,17 @@ static int fail(const char *fmt, ...)
 
 static long long sysfs_read(const char *dev, const char *rel)
 {
-	char path[256], buf[64];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", dev, rel);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		v = strtoll(buf, NULL, 0);
-	fclose(f);
-	return v;
+	return tlib_sysfs_read(dev, rel);
 }
 
 static int sysfs_write(const char *rel, long long v)
 {
-	char path[256];
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", dev_a, rel);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	ret = fprintf(f, "%lld\n", v) < 0;
-	return fclose(f) || ret ? -1 : 0;
+	return tlib_sysfs_write(dev_a, rel, v);
 }
 
-/* hw_counters are cached by the core for a few milliseconds. */
 static long long counter(const char *name)
 {
-	char rel[128];
-
-	usleep(25000);
-	snprintf(rel, sizeof(rel), "ports/1/hw_counters/%s", name);
-	return sysfs_read(dev_a, rel);
+	return tlib_hw_counter(dev_a, name);
 }
 
 /* ---- the prediction, from the physical pages ---- */
@@ -212,43 +179,14 @@ static int predict(void *p, size_t len, uint64_t iova, struct layout *l)
 
 /* ---- RC between A and B ---- */
 
-static int side_open(struct side *s, const char *name)
+static int side_open(struct tlib_side *s, const char *name)
 {
-	struct ibv_qp_init_attr init = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.sq_sig_all = 1,
-	};
-
-	s->ctx = tlib_open_device(name);
-	if (!s->ctx)
-		return fail("cannot open %s", name);
-	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = s->pd ? ibv_create_cq(s->ctx, 32, NULL, NULL, 0) : NULL;
-	if (!s->cq)
-		return fail("PD/CQ on %s: %s", name, strerror(errno));
-	init.send_cq = s->cq;
-	init.recv_cq = s->cq;
-	s->qp = ibv_create_qp(s->pd, &init);
-	if (!s->qp)
-		return fail("QP on %s: %s", name, strerror(errno));
-	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid))
-		return fail("GID %d of %s", gid_index, name);
-	return 0;
+	return tlib_side_open(s, name, gid_index, why, sizeof(why));
 }
 
-static int qp_connect(struct side *s, const struct side *peer)
+static int qp_connect(struct tlib_side *s, const struct tlib_side *peer)
 {
-	struct tlib_rc_peer p = {
-		.qpn = peer->qp->qp_num, .gid = peer->gid,
-		.sgid_index = gid_index, .mtu = IBV_MTU_1024,
-		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-	};
-	const char *step;
-	int ret = tlib_rc_connect(s->qp, &p, &step);
-
-	return ret ? fail("%s: %s", step, strerror(ret)) : 0;
+	return tlib_side_connect(s, peer, gid_index, why, sizeof(why));
 }
 
 /*
@@ -256,7 +194,7 @@ static int qp_connect(struct side *s, const struct side *peer)
  * peer's (raddr, rkey) and waits for that very completion.  Returns its
  * status, or -1 (why set) if none came or the post failed.
  */
-static int rdma_op(struct side *s, enum ibv_wr_opcode op, uint64_t laddr,
+static int rdma_op(struct tlib_side *s, enum ibv_wr_opcode op, uint64_t laddr,
 		   uint32_t lkey, size_t len, uint64_t raddr, uint32_t rkey)
 {
 	static uint64_t next_id = 1000;
@@ -765,7 +703,7 @@ static int pair_reset(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.sq_sig_all = 1,
 	};
-	struct side *s[2] = { &A, &B };
+	struct tlib_side *s[2] = { &A, &B };
 	struct ibv_wc wc;
 	int i;
 

@@ -4,7 +4,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "stl_tlib.h"
 
@@ -101,4 +104,141 @@ const char *tlib_errno_name(int err)
 		return "0";
 	n = strerrorname_np(err);
 	return n ? n : "unknown";
+}
+
+/**
+ * tlib_side_open() - open @name with a PD, a CQ and an RC QP
+ * @s: filled in
+ * @name: the device
+ * @gid_index: the GID the pair uses
+ * @why: the reason on failure
+ * @why_len: its size
+ *
+ * Return: 0, or -1 with @why set.
+ */
+int tlib_side_open(struct tlib_side *s, const char *name, int gid_index,
+		   char *why, size_t why_len)
+{
+	struct ibv_qp_init_attr init = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+
+	s->ctx = tlib_open_device(name);
+	if (!s->ctx) {
+		snprintf(why, why_len, "cannot open %s", name);
+		return -1;
+	}
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = s->pd ? ibv_create_cq(s->ctx, 32, NULL, NULL, 0) : NULL;
+	if (!s->cq) {
+		snprintf(why, why_len, "PD/CQ on %s: %s", name, strerror(errno));
+		return -1;
+	}
+	init.send_cq = s->cq;
+	init.recv_cq = s->cq;
+	s->qp = ibv_create_qp(s->pd, &init);
+	if (!s->qp) {
+		snprintf(why, why_len, "QP on %s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (ibv_query_gid(s->ctx, 1, gid_index, &s->gid)) {
+		snprintf(why, why_len, "GID %d of %s", gid_index, name);
+		return -1;
+	}
+	return 0;
+}
+
+/**
+ * tlib_side_connect() - bring @s's QP to RTS towards @peer's
+ * @s: this end
+ * @peer: the other end
+ * @gid_index: the GID @s sends from
+ * @why: the reason on failure
+ * @why_len: its size
+ *
+ * MTU 1024; the peer may read and write remotely.
+ *
+ * Return: 0, or -1 with @why set.
+ */
+int tlib_side_connect(struct tlib_side *s, const struct tlib_side *peer,
+		      int gid_index, char *why, size_t why_len)
+{
+	struct tlib_rc_peer p = {
+		.qpn = peer->qp->qp_num, .gid = peer->gid,
+		.sgid_index = gid_index, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	const char *step;
+	int ret = tlib_rc_connect(s->qp, &p, &step);
+
+	if (ret)
+		snprintf(why, why_len, "%s: %s", step, strerror(ret));
+	return ret ? -1 : 0;
+}
+
+/**
+ * tlib_sysfs_read() - a number from /sys/class/infiniband/@dev/@rel
+ * @dev: the device
+ * @rel: the file below it
+ *
+ * Return: the number, or -1 if the file cannot be read.
+ */
+long long tlib_sysfs_read(const char *dev, const char *rel)
+{
+	char path[256], buf[64];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", dev, rel);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoll(buf, NULL, 0);
+	fclose(f);
+	return v;
+}
+
+/**
+ * tlib_sysfs_write() - write @v to /sys/class/infiniband/@dev/@rel
+ * @dev: the device
+ * @rel: the file below it
+ * @v: the number
+ *
+ * Return: 0, or -1 if the write was refused.
+ */
+int tlib_sysfs_write(const char *dev, const char *rel, long long v)
+{
+	char path[256];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/%s", dev, rel);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%lld\n", v) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/**
+ * tlib_hw_counter() - port 1's hw counter @name of @dev
+ * @dev: the device
+ * @name: the counter
+ *
+ * The core caches hw counters for a few milliseconds: this waits that out
+ * first.
+ *
+ * Return: the value, or -1.
+ */
+long long tlib_hw_counter(const char *dev, const char *name)
+{
+	char rel[128];
+
+	usleep(25000);
+	snprintf(rel, sizeof(rel), "ports/1/hw_counters/%s", name);
+	return tlib_sysfs_read(dev, rel);
 }
