@@ -718,6 +718,9 @@ int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int stl_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 bool stl_reg_unusable(struct stl_dev *sdev);
 int stl_mr_publish(struct stl_dev *sdev, struct stl_mr *smr);
+int stl_mr_check_args(struct stl_dev *sdev, int access, int extra,
+		      struct ib_udata *udata, u64 start, u64 length,
+		      u64 virt_addr);
 int stl_fmr_register(struct stl_dev *sdev, struct stl_pd *spd,
 		     struct stl_fmr *fmr, int access);
 int stl_fmr_invalidate(struct stl_dev *sdev, struct stl_pd *spd,

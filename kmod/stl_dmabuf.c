@@ -432,21 +432,11 @@ struct ib_mr *stl_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	struct stl_mr *smr;
 	int ret;
 
-	if (access & ~STL_MR_ACCESS_SUPPORTED)
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!stl_udata_empty(stl_dmabuf_udata(arg)))
-		return ERR_PTR(-EINVAL);
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return ERR_PTR(-EINVAL);
-	if (!length || offset + length < offset ||
-	    virt_addr + length < virt_addr ||
-	    length > stl_max_mr_size(sdev) ||
-	    (offset & ~PAGE_MASK) != (virt_addr & ~PAGE_MASK)) {
-		stl_dbg(sdev, "dma-buf MR %llu+%llu at 0x%llx refused\n",
-			offset, length, virt_addr);
-		return ERR_PTR(-EINVAL);
-	}
+	/* No windows: they need pinned pages (stl_mw.c). */
+	ret = stl_mr_check_args(sdev, access, 0, stl_dmabuf_udata(arg),
+				offset, length, virt_addr);
+	if (ret)
+		return ERR_PTR(ret);
 	ret = stl_obj_charge(sdev, STL_OBJ_MR);
 	if (ret) {
 		stl_count(sdev, STL_CNT_MR_REG_FAIL, 1);

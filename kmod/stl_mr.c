@@ -537,6 +537,48 @@ int stl_mr_publish(struct stl_dev *sdev, struct stl_mr *smr)
 	return 0;
 }
 
+/**
+ * stl_mr_check_args() - the checks every registration makes first
+ * @sdev: the device
+ * @access: the access flags asked for
+ * @extra: flags allowed beyond STL_MR_ACCESS_SUPPORTED
+ * @udata: the driver data (must be empty)
+ * @start: the first byte's address in the memory (user address, or offset
+ *	in a dma-buf)
+ * @length: bytes
+ * @virt_addr: the iova of the first byte
+ *
+ * Return: 0; -EOPNOTSUPP for access flags Stellar does not take; -EINVAL
+ * for driver data, remote write or atomics without local write, and an
+ * empty, wrapping or too long range or an iova at another page offset than
+ * the memory (the same bound query_device reports as max_mr_size).
+ */
+int stl_mr_check_args(struct stl_dev *sdev, int access, int extra,
+		      struct ib_udata *udata, u64 start, u64 length,
+		      u64 virt_addr)
+{
+	if (access & ~(STL_MR_ACCESS_SUPPORTED | extra))
+		return -EOPNOTSUPP;
+	if (!stl_udata_empty(udata))
+		return -EINVAL;
+	/* Core checks this on today's paths; the parent must never see it. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE)) {
+		stl_info(sdev, "MR access %#x: remote write without local write\n",
+			 access);
+		return -EINVAL;
+	}
+	if (!length || start + length < start ||
+	    virt_addr + length < virt_addr ||
+	    length > stl_max_mr_size(sdev) ||
+	    (start & ~PAGE_MASK) != (virt_addr & ~PAGE_MASK)) {
+		stl_dbg(sdev, "MR range 0x%llx+0x%llx at 0x%llx refused\n",
+			start, length, virt_addr);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt_addr, int access,
 			      struct ib_udata *udata)
@@ -550,26 +592,11 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	int ret;
 
 	/* Windows exist on devices with rings (stl_mw.c). */
-	if (access & ~(STL_MR_ACCESS_SUPPORTED |
-		       (sdev->rings ? IB_ACCESS_MW_BIND : 0)))
-		return ERR_PTR(-EOPNOTSUPP);
-	if (!stl_udata_empty(udata))
-		return ERR_PTR(-EINVAL);
-	/* Core checks this on today's paths; the parent must never see it. */
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE)) {
-		stl_info(sdev, "MR access %#x: remote write without local write\n",
-			 access);
-		return ERR_PTR(-EINVAL);
-	}
-	/* The same bound query_device reports as max_mr_size. */
-	if (!length || start + length < start ||
-	    virt_addr + length < virt_addr ||
-	    length > stl_max_mr_size(sdev) ||
-	    (start & ~PAGE_MASK) != (virt_addr & ~PAGE_MASK)) {
-		stl_dbg(sdev, "MR range 0x%llx+0x%llx refused\n", start, length);
-		return ERR_PTR(-EINVAL);
-	}
+	ret = stl_mr_check_args(sdev, access,
+				sdev->rings ? IB_ACCESS_MW_BIND : 0, udata,
+				start, length, virt_addr);
+	if (ret)
+		return ERR_PTR(ret);
 	ret = stl_obj_charge(sdev, STL_OBJ_MR);
 	if (ret) {
 		stl_count(sdev, STL_CNT_MR_REG_FAIL, 1);

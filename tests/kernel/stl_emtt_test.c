@@ -505,35 +505,40 @@ static int small_pages_map_page_by_page(void)
 static int rdma_res_shows_the_translation(void)
 {
 	size_t len = 4 * M2;
-	char *p = map_anon(len, 1), cmd[256], line[1024];
+	char *p = map_anon(len, 1), cmd[256], line[1024], want[128];
+	struct layout l = { 0 };
 	struct ibv_mr *mr;
 	int found = 0;
 	FILE *f;
 
 	if (!p)
 		return fail("mmap: %s", strerror(errno));
+	if (predict(p, len, (uintptr_t)p, &l)) {
+		munmap(p, len);
+		return -1;
+	}
 	mr = ibv_reg_mr(A.pd, p, len, RW);
 	if (!mr) {
 		munmap(p, len);
 		return fail("reg_mr: %s", strerror(errno));
 	}
+	/* The page size and entries the pages themselves call for. */
+	snprintf(want, sizeof(want), "emtt_page_size %lu drv_emtt_entries %llu ",
+		 1UL << l.shift, (unsigned long long)l.entries);
 	snprintf(cmd, sizeof(cmd),
 		 "rdma -dd resource show mr dev %s lkey %u 2>&1", dev_a,
 		 mr->lkey);
 	f = popen(cmd, "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		printf("  %s", line);
-		if (strstr(line, "emtt_kind host") &&
-		    strstr(line, "emtt_page_size 2097152") &&
-		    strstr(line, "emtt_entries 4 "))
+		if (strstr(line, "emtt_kind host") && strstr(line, want))
 			found = 1;
 	}
 	if (f)
 		pclose(f);
 	ibv_dereg_mr(mr);
 	munmap(p, len);
-	return found ? 0 :
-		fail("no line with emtt_kind host, emtt_page_size 2097152, emtt_entries 4");
+	return found ? 0 : fail("no line with emtt_kind host and %s", want);
 }
 
 /*
