@@ -165,11 +165,21 @@ s_rate_cap() {
 # A sysfs attribute of device $1.
 dattr() { cat "/sys/class/infiniband/$1/$2"; }
 
+# Wait up to $4 s for counter $2 of device $1 to move past $3.
+counter_moves() {
+	local i
+	for ((i = 0; i < $4 * 10; i++)); do
+		(($(stat_counter "$1" "$2") != $3)) && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # Bandwidth share: 512 KiB/s for rxe0's bulk devices (low enough that the
 # debug kernel's guest keeps up with it on a loaded host: a device that
 # cannot post its part leaves it to the other); stellar1 (weight 300) and
-# the ring device rxe_w0 (weight 100) write 64 KiB at once, each for about
-# 25 s.  While both run, share_bytes says 3/4 and 1/4 of the total, their
+# the ring device rxe_w0 (weight 100) write 64 KiB at once, for 30 and
+# 20 s, rxe_w0 from when stellar1 moves bytes.  While both run, share_bytes says 3/4 and 1/4 of the total, their
 # paced_bytes grow 3:1 over 8 s and together by about the total; every
 # write completes.  rxe_w0 in the
 # latency class is not paced (paced_bytes and rate_limit_waits stay) and
@@ -189,19 +199,27 @@ s_bandwidth_share() {
 	(echo 1001 >"/sys/class/infiniband/$a/weight") 2>/dev/null && why "weight 1001 accepted"
 	(echo fast >"/sys/class/infiniband/$a/traffic_class") 2>/dev/null && why "traffic_class 'fast' accepted"
 
+	# Both write for a set time, the second starting once the first
+	# moves bytes: on a slow guest (the debug kernel) one client may take
+	# seconds to connect, and a count of messages could end before the
+	# other begins.
 	start_server "$port" 30 "$log-a.server" \
-		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p "$port" -s 65536 -n 150 || return 1
+		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 30 || return 1
 	start_server $((port + 1)) 30 "$log-b.server" \
-		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p $((port + 1)) -s 65536 -n 50 || return 1
-	timeout -k 5 120 ib_write_bw -d "$a" -x "$STL_GIDX" -F -p "$port" -s 65536 -n 150 \
+		ib_write_bw -d rxe0 -x "$STL_GIDX" -F -p $((port + 1)) -s 65536 -D 20 || return 1
+	pa0=$(stat_counter "$a" paced_bytes)
+	pb0=$(stat_counter "$b" paced_bytes)
+	timeout -k 5 120 ib_write_bw -d "$a" -x "$STL_GIDX" -F -p "$port" -s 65536 -D 30 \
 		"$STL_MY_IP" >"$log-a.client" 2>&1 &
 	ca=$!
 	bg_track "$ca"
+	counter_moves "$a" paced_bytes "$pa0" 30 || why "$a's ib_write_bw moved no bytes in 30 s"
 	timeout -k 5 120 env -u RDMAV_DRIVERS ib_write_bw -d "$b" -x "$STL_GIDX" -F -p $((port + 1)) \
-		-s 65536 -n 50 "$STL_MY_IP" >"$log-b.client" 2>&1 &
+		-s 65536 -D 20 "$STL_MY_IP" >"$log-b.client" 2>&1 &
 	cb=$!
 	bg_track "$cb"
-	sleep 4
+	counter_moves "$b" paced_bytes "$pb0" 30 || why "$b's ib_write_bw moved no bytes in 30 s"
+	sleep 2
 	# A snapshot of each (read one after the other): on a slow guest one
 	# may catch the other between posts, so read again, up to 4 s
 	for ((i = 0; i < 40; i++)); do
