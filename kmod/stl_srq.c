@@ -3,10 +3,11 @@
  * Stellar: shared receive queues.
  *
  * A virtual SRQ is a parent kernel SRQ in the virtual PD's parent PD.  QPs
- * created on it get the parent SRQ.  The process fills a ring and Stellar
- * takes its entries, checked (lkeys of this PD, bounds, access) before the
- * parent sees them (stl_ring.c), so SRQs exist on devices with rings only.
- * The parent's limit event is passed on.
+ * created on it get the parent SRQ.  On a device with rings the process
+ * fills a ring and Stellar takes its entries (stl_ring.c); libstellar posts
+ * with the POST_SRQ_RECV command (stl_post_srq_recv()).  Either way each
+ * entry is checked (lkeys of this PD, bounds, access) before the parent
+ * sees it.  The parent's limit event is passed on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -48,9 +49,6 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	if (!stl_udata_empty(udata))
 		return -EINVAL;
-	/* libstellar has no SRQ verbs yet: ring devices only (max_srq). */
-	if (!sdev->rings)
-		return -EOPNOTSUPP;
 	if (init->srq_type != IB_SRQT_BASIC) {
 		stl_dbg(sdev, "SRQ type %d not supported\n", init->srq_type);
 		return -EOPNOTSUPP;
@@ -83,8 +81,10 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	ret = stl_quota_charge(sdev, false, ssrq->charged);
 	if (ret)
 		goto err_count;
-	ssrq->kmem = sizeof(*ssrq) +
-		     stl_ring_srq_kmem(pinit.attr.max_wr, pinit.attr.max_sge);
+	ssrq->kmem = sizeof(*ssrq);
+	if (sdev->rings)
+		ssrq->kmem += stl_ring_srq_kmem(pinit.attr.max_wr,
+						pinit.attr.max_sge);
 	ret = stl_kmem_charge(sdev, ssrq->kmem);
 	if (ret)
 		goto err_charge;
@@ -191,19 +191,63 @@ int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 }
 
 /**
- * stl_post_srq_recv() - post receive requests to an SRQ
+ * stl_post_srq_recv() - post receive requests to an SRQ (libstellar)
  * @ibsrq: the SRQ
- * @wr: the list
- * @bad_wr: set to @wr
+ * @wr: the list, from the POST_SRQ_RECV command
+ * @bad_wr: set to the request that was refused or not posted
  *
- * SRQs exist on devices with rings only, which take receives from the
- * ring (stl_ring.c), never through this verb.
+ * As stl_post_recv(): the whole list is checked first (lkeys of the SRQ's
+ * PD, bounds, local write access, at most max_sge SGEs), and one that
+ * fails refuses the list with nothing posted.  An SRQ with a ring takes
+ * receives from its ring only.
  *
- * Return: -EINVAL.
+ * Return: 0, -EINVAL for a refused list or an SRQ with a ring, or the
+ * parent's error (its queue is full: the requests before @bad_wr stay
+ * posted).
  */
 int stl_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EINVAL;
+	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
+	struct stl_pd *spd = to_stl_pd(ibsrq->pd);
+	struct stl_srq *ssrq = to_stl_srq(ibsrq);
+	const struct ib_recv_wr *w, *bad;
+	struct ib_recv_wr pwr;
+	int ret = 0, n;
+
+	if (sdev->rings) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
+				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
+		if (ret) {
+			*bad_wr = w;
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			stl_dbg(sdev, "SRQ: receive WR %d of the list refused (%d), none posted\n",
+				n, ret);
+			return ret;
+		}
+	}
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		/* Checked again: an MR may have gone since. */
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
+				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
+		if (ret) {
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			break;
+		}
+		pwr = *w;
+		pwr.next = NULL;
+		ret = stl_parent_post_srq_recv(ssrq->psrq, &pwr, &bad);
+		if (ret) {
+			stl_dbg(sdev, "parent post_srq_recv: %d\n", ret);
+			break;
+		}
+	}
+	if (ret)
+		*bad_wr = w;
+	stl_count(sdev, STL_CNT_RECV_WRS, n);
+	return ret;
 }

@@ -95,17 +95,17 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_res_rd_atom = pa->max_res_rd_atom;
 	attr->atomic_cap = pa->atomic_cap;
 	attr->max_ah = min_t(int, pa->max_ah, stl_obj_limit(sdev, STL_OBJ_AH));
+	attr->max_srq = min_t(int, pa->max_srq, stl_obj_limit(sdev, STL_OBJ_SRQ));
+	attr->max_srq_wr = pa->max_srq_wr;
+	attr->max_srq_sge = pa->max_srq_sge;
 	if (sdev->rings) {
 		/* Rings of 2^n entries hold 2^n - 1 (stl_ring.c). */
 		attr->max_qp_wr = min_t(u32, rounddown_pow_of_two(pa->max_qp_wr + 1) - 1,
 					STL_RING_MAX_ENTRIES - 1);
 		attr->max_cqe = min_t(u32, pa->max_cqe,
 				      STL_RING_MAX_ENTRIES - 1);
-		/* libstellar has no SRQ verbs: only ring devices offer SRQs. */
-		attr->max_srq = min_t(int, pa->max_srq, stl_obj_limit(sdev, STL_OBJ_SRQ));
 		attr->max_srq_wr = min_t(u32, rounddown_pow_of_two(pa->max_srq_wr + 1) - 1,
 					 STL_RING_MAX_ENTRIES - 1);
-		attr->max_srq_sge = pa->max_srq_sge;
 		/* Windows of both types (stl_mw.c). */
 		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
 					  IB_DEVICE_MEM_WINDOW_TYPE_2B;

@@ -99,7 +99,7 @@ static int skip(const char *fmt, ...)
 			return try_r_;				\
 	} while (0)
 
-enum res_kind { R_MAP, R_MR, R_QP, R_CQ, R_PD, R_AH, R_CHAN, R_MW };
+enum res_kind { R_MAP, R_MR, R_QP, R_CQ, R_PD, R_AH, R_CHAN, R_MW, R_SRQ };
 
 struct res {
 	enum res_kind kind;
@@ -159,6 +159,9 @@ static int res_release(const struct res *r, const char **what)
 	case R_MW:
 		*what = "ibv_dealloc_mw";
 		return ibv_dealloc_mw(r->p);
+	case R_SRQ:
+		*what = "ibv_destroy_srq";
+		return ibv_destroy_srq(r->p);
 	}
 	return 0;
 }
@@ -396,6 +399,7 @@ struct pair_opts {
 	struct ibv_comp_channel *chan_b;
 	void *cq_ctx_b;
 	int reverse;	/* end a on device B, end b on device A */
+	struct ibv_srq *srq_b;	/* end b receives from it */
 };
 
 static uint8_t rd_atom(void)
@@ -432,7 +436,7 @@ static void fill_ah_attr(struct ibv_ah_attr *ah, const union ibv_gid *dgid)
 
 static int create_end(struct end *e, struct side *s, enum ibv_qp_type type,
 		      const struct pair_opts *o, struct ibv_comp_channel *chan,
-		      void *cq_ctx)
+		      void *cq_ctx, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia;
 	int cqe = o->cqe ? o->cqe : 512;
@@ -452,6 +456,7 @@ static int create_end(struct end *e, struct side *s, enum ibv_qp_type type,
 	ia.cap.max_send_sge = o->max_send_sge ? o->max_send_sge : 4;
 	ia.cap.max_recv_sge = o->max_recv_sge ? o->max_recv_sge : 4;
 	ia.cap.max_inline_data = o->max_inline;
+	ia.srq = srq;
 	e->qp = track(R_QP, ibv_create_qp(e->pd, &ia), 0);
 	if (!e->qp && errno == EOPNOTSUPP)
 		return skip("%s: ibv_create_qp(type %d) is not supported", s->name, type);
@@ -535,8 +540,8 @@ static int pair_open(struct pair *p, enum ibv_qp_type type,
 
 	memset(p, 0, sizeof(*p));
 	p->type = type;
-	TRY(create_end(&p->a, sa, type, o, NULL, NULL));
-	TRY(create_end(&p->b, sb, type, o, o->chan_b, o->cq_ctx_b));
+	TRY(create_end(&p->a, sa, type, o, NULL, NULL, NULL));
+	TRY(create_end(&p->b, sb, type, o, o->chan_b, o->cq_ctx_b, o->srq_b));
 	TRY(to_init(&p->a, type));
 	TRY(to_init(&p->b, type));
 	TRY(to_rtr_rts(&p->a, type, &p->b));
@@ -1759,7 +1764,7 @@ static int spray_one(uint32_t qpn, uint32_t psn, const union ibv_gid *gid0,
 	struct end e;
 	int rc;
 
-	TRY(create_end(&e, &side_a, IBV_QPT_RC, &o, NULL, NULL));
+	TRY(create_end(&e, &side_a, IBV_QPT_RC, &o, NULL, NULL, NULL));
 	TRY(to_init(&e, IBV_QPT_RC));
 	at.qp_state = IBV_QPS_RTR;
 	at.path_mtu = path_mtu();
@@ -2561,7 +2566,7 @@ static int qp_refuses_skip_to_rts(enum ibv_qp_state from)
 	struct ibv_qp_init_attr ia;
 	int rc;
 
-	TRY(create_end(&e, &side_a, IBV_QPT_RC, &o, NULL, NULL));
+	TRY(create_end(&e, &side_a, IBV_QPT_RC, &o, NULL, NULL, NULL));
 	if (from == IBV_QPS_INIT)
 		TRY(to_init(&e, IBV_QPT_RC));
 	rc = ibv_modify_qp(e.qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
@@ -2665,16 +2670,221 @@ static int expect_unsupported(int created, const char *call)
 	return T_PASS;
 }
 
-static int t_create_srq_is_unsupported(void)
-{
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
-	struct ibv_srq *srq;
+/* ------------------------------------------------------------------ SRQ */
 
+/* An SRQ of @max_wr entries of up to 2 SGEs in B's PD. */
+static int srq_open(struct ibv_srq **srq, uint32_t max_wr)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = max_wr, .max_sge = 2 } };
+
+	if (!side_b.attr.max_srq)
+		return skip("%s: max_srq is 0", side_b.name);
 	errno = 0;
-	srq = ibv_create_srq(side_a.pd, &sa);
-	if (srq)
-		ibv_destroy_srq(srq);
-	return expect_unsupported(srq != NULL, "ibv_create_srq");
+	*srq = track(R_SRQ, ibv_create_srq(side_b.pd, &sa), 0);
+	CHECK(*srq, "%s: ibv_create_srq(max_wr %u) failed: %s", side_b.name,
+	      max_wr, strerror(errno));
+	CHECK(sa.attr.max_wr >= max_wr && sa.attr.max_sge >= 2,
+	      "%s: ibv_create_srq made max_wr %u max_sge %u, want at least %u, 2",
+	      side_b.name, sa.attr.max_wr, sa.attr.max_sge, max_wr);
+	return T_PASS;
+}
+
+static int post_srq1(struct ibv_srq *srq, uint64_t wr_id, void *addr,
+		     uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad = NULL;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/*
+ * An RC pair whose B end receives from a new SRQ of @max_wr entries, with
+ * 64 KiB buffers: x->b is registered in B's PD for the receives.
+ */
+static int srq_xfer_open(struct xfer *x, struct ibv_srq **srq, uint32_t max_wr)
+{
+	struct pair_opts o = { 0 };
+
+	TRY(srq_open(srq, max_wr));
+	o.srq_b = *srq;
+	return xfer_open(x, IBV_QPT_RC, &o, 1 << 16, MR_LOCAL, MR_LOCAL);
+}
+
+/* A sends @len bytes from offset @soff; B's completion is @wr_id's. */
+static int srq_send_lands(struct xfer *x, size_t soff, size_t len,
+			  uint64_t wr_id, const uint8_t *rbuf)
+{
+	struct ibv_sge sge = { (uintptr_t)(x->a + soff), len, x->ma->lkey };
+	struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_wc wc;
+	char what[64];
+
+	snprintf(what, sizeof(what), "send %zu B to the SRQ", len);
+	TRY(run_send(&x->p, &wr, what, IBV_WC_SEND));
+	TRY(wait_wc(x->p.b.cq, &wc, what));
+	TRY(expect_wc(&wc, what, IBV_WC_SUCCESS, IBV_WC_RECV, wr_id));
+	CHECK(wc.byte_len == len, "%s: wc.byte_len %u", what, wc.byte_len);
+	CHECK(wc.qp_num == x->p.b.qp->qp_num, "%s: wc.qp_num %#x, want %#x",
+	      what, wc.qp_num, x->p.b.qp->qp_num);
+	return check_bytes(what, rbuf, x->a + soff, len, 0);
+}
+
+/*
+ * Receives posted to an SRQ serve its QP in post order, each landing
+ * where its own SGEs say (the last scattered over two), with the QP's
+ * number in the completion; query reports the SRQ's size.
+ */
+static int t_srq_receives_land_in_post_order(void)
+{
+	struct ibv_sge sg[2];
+	struct ibv_recv_wr rwr = { .wr_id = 103, .sg_list = sg, .num_sge = 2 };
+	struct ibv_recv_wr *bad = NULL;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 8, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_srq_attr qa;
+	struct ibv_srq *srq;
+	struct ibv_wc wc;
+	struct xfer x;
+	int rc;
+
+	TRY(srq_xfer_open(&x, &srq, 16));
+	fill_pattern(x.a, 1 << 16, 91);
+	memset(x.b, PAT_GUARD, 1 << 16);
+	rc = ibv_query_srq(srq, &qa);
+	CHECK(!rc, "ibv_query_srq: %s", errname(rc));
+	CHECK(qa.max_wr >= 16 && qa.srq_limit == 0,
+	      "ibv_query_srq: max_wr %u srq_limit %u, want >= 16 and 0",
+	      qa.max_wr, qa.srq_limit);
+	for (int i = 0; i < 3; i++) {
+		rc = post_srq1(srq, 100 + i, x.b + 4096 * i, 4096, x.mb->lkey);
+		CHECK(!rc, "ibv_post_srq_recv %d: %s", i, errname(rc));
+	}
+	/* two SGEs: 1000 bytes at 20000, the rest at 30000 */
+	sg[0] = (struct ibv_sge){ (uintptr_t)(x.b + 20000), 1000, x.mb->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)(x.b + 30000), 3000, x.mb->lkey };
+	rc = ibv_post_srq_recv(srq, &rwr, &bad);
+	CHECK(!rc, "ibv_post_srq_recv of 2 SGEs: %s", errname(rc));
+
+	TRY(srq_send_lands(&x, 0, 4096, 100, x.b));
+	TRY(srq_send_lands(&x, 5, 1, 101, x.b + 4096));
+	TRY(srq_send_lands(&x, 77, 4000, 102, x.b + 8192));
+	sge = (struct ibv_sge){ (uintptr_t)(x.a + 999), 3500, x.ma->lkey };
+	TRY(run_send(&x.p, &wr, "scattered send", IBV_WC_SEND));
+	TRY(wait_wc(x.p.b.cq, &wc, "scattered send"));
+	TRY(expect_wc(&wc, "scattered send", IBV_WC_SUCCESS, IBV_WC_RECV, 103));
+	CHECK(wc.byte_len == 3500, "scattered send: byte_len %u", wc.byte_len);
+	TRY(check_bytes("scattered piece 1", x.b + 20000, x.a + 999, 1000, 32));
+	return check_bytes("scattered piece 2", x.b + 30000, x.a + 1999, 2500, 32);
+}
+
+/* Wait up to 5 s for async event @type on @ctx (others are skipped). */
+static int wait_async(struct ibv_context *ctx, enum ibv_event_type type,
+		      struct ibv_async_event *ev)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	int fl = fcntl(ctx->async_fd, F_GETFL);
+
+	CHECK(fl >= 0 && !fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK),
+	      "async fd: %s", strerror(errno));
+	for (int i = 0; i < 50; i++) {
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		if (ibv_get_async_event(ctx, ev))
+			continue;
+		ibv_ack_async_event(ev);
+		if (ev->event_type == type)
+			return T_PASS;
+	}
+	return fail("no async event %s in 5 s", ibv_event_type_str(type));
+}
+
+/*
+ * The limit event: armed at 2 with 4 receives posted, it fires once 3
+ * SENDs leave 1, naming the SRQ; query then reports the limit disarmed,
+ * and the fourth receive still takes a SEND.
+ */
+static int t_srq_limit_event_fires_below_the_limit(void)
+{
+	struct ibv_srq_attr ma = { .srq_limit = 2 }, qa;
+	struct ibv_async_event ev;
+	struct ibv_srq *srq;
+	struct xfer x;
+	int rc;
+
+	TRY(srq_xfer_open(&x, &srq, 8));
+	fill_pattern(x.a, 1 << 16, 92);
+	for (int i = 0; i < 4; i++) {
+		rc = post_srq1(srq, 200 + i, x.b + 4096 * i, 4096, x.mb->lkey);
+		CHECK(!rc, "ibv_post_srq_recv %d: %s", i, errname(rc));
+	}
+	rc = ibv_modify_srq(srq, &ma, IBV_SRQ_LIMIT);
+	CHECK(!rc, "ibv_modify_srq(IBV_SRQ_LIMIT 2): %s", errname(rc));
+	for (int i = 0; i < 3; i++)
+		TRY(srq_send_lands(&x, 64 * i, 2048, 200 + i, x.b + 4096 * i));
+	TRY(wait_async(side_b.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, &ev));
+	CHECK(ev.element.srq == srq, "the limit event names SRQ %p, want %p",
+	      (void *)ev.element.srq, (void *)srq);
+	rc = ibv_query_srq(srq, &qa);
+	CHECK(!rc, "ibv_query_srq: %s", errname(rc));
+	CHECK(qa.srq_limit == 0, "srq_limit %u after the event, want 0 (disarmed)",
+	      qa.srq_limit);
+	return srq_send_lands(&x, 3, 100, 203, x.b + 4096 * 3);
+}
+
+/*
+ * A list with a refused receive (lkey of no MR) is refused whole: EINVAL,
+ * bad_wr at it, bad_wrs up by one, recv_wrs unmoved; the next SEND takes
+ * the receive posted after, not the list's first.  One SGE more than the
+ * SRQ's max_sge: EINVAL.
+ */
+static int t_post_srq_recv_list_with_bad_wr_posts_nothing(void)
+{
+	struct ibv_sge sg[3], s16[16];
+	struct ibv_recv_wr wr[3], w3, *bad = NULL;
+	struct ibv_srq_attr qa;
+	struct ibv_srq *srq;
+	struct xfer x;
+	long long bw0, rw0, bw1, rw1;
+	int rc;
+
+	if (!side_b.stellar)
+		return skip("%s is not a Stellar device", side_b.name);
+	TRY(srq_xfer_open(&x, &srq, 16));
+	fill_pattern(x.a, 1 << 16, 93);
+	for (int i = 0; i < 3; i++) {
+		sg[i] = (struct ibv_sge){ (uintptr_t)(x.b + 4096 * i), 4096, x.mb->lkey };
+		wr[i] = (struct ibv_recv_wr){ .wr_id = 300 + i, .sg_list = &sg[i],
+					      .num_sge = 1, .next = i < 2 ? &wr[i + 1] : NULL };
+	}
+	sg[1].lkey ^= 0x5a5a00;
+	bw0 = side_counter(&side_b, "bad_wrs");
+	rw0 = side_counter(&side_b, "recv_wrs");
+	rc = ibv_post_srq_recv(srq, wr, &bad);
+	CHECK(rc == EINVAL, "post_srq_recv with a bad lkey: %s, want EINVAL", errname(rc));
+	CHECK(bad == &wr[1], "bad_wr is entry %td, want 1", bad ? bad - wr : -1);
+	bw1 = side_counter(&side_b, "bad_wrs");
+	rw1 = side_counter(&side_b, "recv_wrs");
+	CHECK(bw1 == bw0 + 1 && rw1 == rw0,
+	      "bad_wrs %lld -> %lld (want +1), recv_wrs %lld -> %lld (want +0)",
+	      bw0, bw1, rw0, rw1);
+	/* one SGE more than the SRQ's max_sge */
+	rc = ibv_query_srq(srq, &qa);
+	CHECK(!rc, "ibv_query_srq: %s", errname(rc));
+	CHECK(qa.max_sge < 16, "max_sge %u", qa.max_sge);
+	for (uint32_t i = 0; i <= qa.max_sge; i++)
+		s16[i] = (struct ibv_sge){ (uintptr_t)(x.b + 64 * i), 64, x.mb->lkey };
+	w3 = (struct ibv_recv_wr){ .wr_id = 310, .sg_list = s16,
+				   .num_sge = (int)qa.max_sge + 1 };
+	rc = ibv_post_srq_recv(srq, &w3, &bad);
+	CHECK(rc == EINVAL && bad == &w3, "post_srq_recv of %u SGEs (max_sge %u): %s, want EINVAL",
+	      qa.max_sge + 1, qa.max_sge, errname(rc));
+	rc = post_srq1(srq, 320, x.b + 20000, 4096, x.mb->lkey);
+	CHECK(!rc, "ibv_post_srq_recv: %s", errname(rc));
+	return srq_send_lands(&x, 1, 3000, 320, x.b + 20000);
 }
 
 static int t_open_xrcd_is_unsupported(void)
@@ -3189,7 +3399,7 @@ static int t_qkey_controlled_in_ud_wr_is_replaced_when_unprivileged(void)
 		return skip("rdma system privileged-qkey is on: every user is privileged");
 	TRY(xfer_open(&x, IBV_QPT_UD, NULL, 4096, MR_LOCAL, MR_LOCAL));
 	/* r1 on B: Q_Key 0x80010000 (set while privileged) */
-	TRY(create_end(&r1, &side_b, IBV_QPT_UD, &(struct pair_opts){ 0 }, NULL, NULL));
+	TRY(create_end(&r1, &side_b, IBV_QPT_UD, &(struct pair_opts){ 0 }, NULL, NULL, NULL));
 	rc = ibv_modify_qp(r1.qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			   IBV_QP_PORT | IBV_QP_QKEY);
 	CHECK(!rc, "%s: modify_qp with Q_Key %#x (privileged) failed: %s",
@@ -3395,6 +3605,8 @@ static const struct test tests[] = {
 	T(cq_resize_keeps_unpolled_completions),
 	T(uc_write_lands_byte_exact),
 	T(uc_send_recv_delivers_bytes),
+	T(srq_receives_land_in_post_order),
+	T(srq_limit_event_fires_below_the_limit),
 	T(qp_query_reports_rts_and_caps),
 	T(mr_registered_after_qp_use_works),
 	T(mr_pages_touched_after_registration_are_seen),
@@ -3417,6 +3629,7 @@ static const struct test tests[] = {
 	T(post_recv_rejects_sge_past_mr_end),
 	T(post_recv_rejects_num_sge_above_cap),
 	T(post_recv_list_with_bad_wr_posts_nothing),
+	T(post_srq_recv_list_with_bad_wr_posts_nothing),
 	T(rdma_write_with_bad_rkey_completes_rem_access_err),
 	T(rdma_write_past_remote_mr_end_completes_rem_access_err),
 	T(rdma_read_with_bad_rkey_completes_rem_access_err),
@@ -3433,7 +3646,6 @@ static const struct test tests[] = {
 	T(dealloc_pd_with_live_mr_fails_ebusy),
 	T(dealloc_pd_with_live_qp_fails_ebusy),
 	T(destroy_cq_in_use_by_qp_fails_ebusy),
-	T(create_srq_is_unsupported),
 	T(open_xrcd_is_unsupported),
 	T(alloc_mw_is_unsupported),
 	T(mw_type2_write_past_window_end_completes_rem_access_err),

@@ -304,10 +304,13 @@ struct verbs_context_ops {
 STELLAR_DECLARE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 STELLAR_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 STELLAR_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
+STELLAR_DECLARE_CMD(ibv_create_srq, ib_uverbs_create_srq);
 STELLAR_DECLARE_CMD(ibv_get_context, ib_uverbs_get_context);
 STELLAR_DECLARE_CMD(ibv_modify_qp, ib_uverbs_modify_qp);
+STELLAR_DECLARE_CMD(ibv_modify_srq, ib_uverbs_modify_srq);
 STELLAR_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port);
 STELLAR_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
+STELLAR_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 STELLAR_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 
 /*
@@ -438,6 +441,20 @@ int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr);
+
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
 
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      struct ibv_ah_attr *attr,

@@ -303,6 +303,64 @@ static int stellar_destroy_ah(struct ibv_ah *ah)
 }
 
 /* ------------------------------------------------------------------ */
+/* Shared receive queues                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Basic SRQs through the core commands: the module checks every receive
+ * (lkey, PD, bounds, SGE count) before its parent SRQ sees it, refuses a
+ * list with a bad request whole (EINVAL, *bad_wr at it), and passes the
+ * parent's limit event on as IBV_EVENT_SRQ_LIMIT_REACHED.
+ */
+static struct ibv_srq *stellar_create_srq(struct ibv_pd *pd,
+					  struct ibv_srq_init_attr *attr)
+{
+	struct ib_uverbs_create_srq_resp resp;
+	struct ibv_create_srq cmd;
+	struct ibv_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	/* On success attr->attr holds what the module made. */
+	ret = ibv_cmd_create_srq(pd, srq, attr, &cmd, sizeof(cmd), &resp,
+				 sizeof(resp));
+	if (ret) {
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	return srq;
+}
+
+static int stellar_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			      int mask)
+{
+	struct ibv_modify_srq cmd;
+
+	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int stellar_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+static int stellar_destroy_srq(struct ibv_srq *srq)
+{
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(srq);
+	if (ret)
+		return ret;
+	free(srq);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* Contexts                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -316,19 +374,24 @@ static const struct verbs_context_ops stellar_ctx_ops = {
 	.create_cq_ex = stellar_create_cq_ex,
 	.create_qp = stellar_create_qp,
 	.create_qp_ex = stellar_create_qp_ex,
+	.create_srq = stellar_create_srq,
 	.dealloc_pd = stellar_dealloc_pd,
 	.dereg_mr = stellar_dereg_mr,
 	.destroy_ah = stellar_destroy_ah,
 	.destroy_cq = stellar_destroy_cq,
 	.destroy_qp = stellar_destroy_qp,
+	.destroy_srq = stellar_destroy_srq,
 	.free_context = stellar_free_context,
 	.modify_qp = stellar_modify_qp,
+	.modify_srq = stellar_modify_srq,
 	.poll_cq = stellar_poll_cq,
 	.post_recv = stellar_post_recv,
 	.post_send = stellar_post_send,
+	.post_srq_recv = ibv_cmd_post_srq_recv,
 	.query_device_ex = stellar_query_device_ex,
 	.query_port = stellar_query_port,
 	.query_qp = stellar_query_qp,
+	.query_srq = stellar_query_srq,
 	.reg_mr = stellar_reg_mr,
 	.reg_dmabuf_mr = stellar_reg_dmabuf_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,

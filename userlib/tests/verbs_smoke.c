@@ -136,17 +136,32 @@ static void unsupported_verbs_fail_with_eopnotsupp(struct smoke *s)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_RAW_PACKET,
 	};
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
 	struct ibv_wc wc;
 
 	errno = 0;
 	EXPECT(ibv_create_qp(s->pd, &ia) == NULL && errno == EOPNOTSUPP);
 	errno = 0;
-	EXPECT(ibv_create_srq(s->pd, &sa) == NULL && errno == EOPNOTSUPP);
-	errno = 0;
 	EXPECT(ibv_alloc_mw(s->pd, IBV_MW_TYPE_1) == NULL && errno == EOPNOTSUPP);
 	EXPECT(ibv_resize_cq(s->cq, 64) == EOPNOTSUPP);
 	EXPECT(ibv_poll_cq(s->cq, -1, &wc) < 0);
+}
+
+/* A basic SRQ: made at least as large as asked, queried, armed, destroyed. */
+static void srq_create_query_modify_destroy(struct smoke *s)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq_attr qa = {}, ma = { .srq_limit = 1 };
+	struct ibv_srq *srq;
+
+	srq = ibv_create_srq(s->pd, &sa);
+	EXPECT(srq);
+	if (!srq)
+		return;
+	EXPECT(sa.attr.max_wr >= 4 && sa.attr.max_sge >= 1);
+	EXPECT(ibv_query_srq(srq, &qa) == 0 && qa.max_wr >= 4 && qa.srq_limit == 0);
+	EXPECT(ibv_modify_srq(srq, &ma, IBV_SRQ_LIMIT) == 0);
+	EXPECT(ibv_query_srq(srq, &qa) == 0 && qa.srq_limit == 1);
+	EXPECT(ibv_destroy_srq(srq) == 0);
 }
 
 static int connect_to_self(struct smoke *s)
@@ -888,6 +903,7 @@ int main(int argc, char **argv)
 	create_cq_honours_size_and_channel(&s);
 	create_qp_returns_granted_caps(&s);
 	unsupported_verbs_fail_with_eopnotsupp(&s);
+	srq_create_query_modify_destroy(&s);
 	rc_self_write_and_send_deliver_bytes(&s);
 	create_ah_for_own_gid(&s);
 	cq_ex_refuses_what_it_cannot_report(&s);

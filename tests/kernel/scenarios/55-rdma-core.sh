@@ -9,7 +9,7 @@
 #
 # Per release: ibv_devinfo loads that release's libibverbs and librxe and
 # sees rxe_s0 ACTIVE; that release's own libstellar (built inside it)
-# drives stellar0 and stellar1 (rc with events, ud); ibv_{rc,uc,ud,srq}_pingpong, bytes checked (-c), with
+# drives stellar0 and stellar1 (rc with events, ud, srq with events); ibv_{rc,uc,ud,srq}_pingpong, bytes checked (-c), with
 # and without completion events (-e), between ring devices rxe_s0 and
 # rxe_s1, and between rxe_s0 and plain rxe0 (both sides on the release's
 # librxe).  Every server's /proc/PID/maps must show the release's
@@ -140,12 +140,13 @@ rc_batch() {
 
 # Release $1's own libstellar, built inside it (userlib/rdma-core-provider.sh
 # against its provider ABI), drives stellar0 and stellar1: ibv_rc_pingpong
-# with completion events and ibv_ud_pingpong, bytes checked, on that
-# release's libibverbs; the servers map that release's libstellar only.
+# with completion events, ibv_ud_pingpong and ibv_srq_pingpong with events,
+# bytes checked, on that release's libibverbs; the servers map that
+# release's libstellar only.
 s_rc_stellar() {
 	local ver=$1 ret
 	RC_PROV=libstellar
-	rc_batch "$ver" stellar rc-e ud
+	rc_batch "$ver" stellar rc-e ud srq-e
 	ret=$?
 	RC_PROV=librxe
 	return "$ret"
