@@ -567,6 +567,7 @@ struct stl_mr {
 	struct pvdma_map *map;
 	struct stl_dmabuf *dmabuf;
 	struct stl_pd *pd;
+	u64 start;
 	u64 iova;
 	u64 length;
 	int access;
@@ -668,6 +669,7 @@ struct stl_cq_qref *stl_cq_qref_get(struct stl_cq *scq);
 void stl_cq_qref_put(struct stl_cq *scq, struct stl_cq_qref *ref);
 void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp,
 		       struct stl_cq_qref *ref);
+void stl_cq_clean_qp(struct stl_cq *scq, struct stl_qp *sqp);
 void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed);
 
 /* stl_qp.c */
@@ -714,6 +716,9 @@ int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
 struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			      u64 virt_addr, int access,
 			      struct ib_udata *udata);
+struct ib_mr *stl_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				u64 length, u64 virt_addr, int access,
+				struct ib_pd *pd, struct ib_udata *udata);
 int stl_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int stl_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 bool stl_reg_unusable(struct stl_dev *sdev);

@@ -463,6 +463,64 @@ void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed)
 	spin_unlock_irqrestore(&scq->lock, flags);
 }
 
+/**
+ * stl_cq_clean_qp() - drop a reset QP's completions from a CQ
+ * @scq: a CQ the QP uses (no ring mapped)
+ * @sqp: the QP, just moved to RESET at the parent
+ *
+ * As hardware providers do on a QP reset (libmlx5 cleans its CQs): the
+ * completions of the QP's old work (flushes, errors) that the user has not
+ * polled are dropped, so the QP starts again with a clean slate.  Other
+ * QPs' completions move from the parent CQ into the ring, in order.  The
+ * parent generates no completion for the reset QP's old work after its
+ * modify to RESET returned.
+ */
+void stl_cq_clean_qp(struct stl_cq *scq, struct stl_qp *sqp)
+{
+	struct ib_qp *stub = &(sqp->ibqp.send_cq == &scq->ibcq ?
+			       sqp->sref : sqp->rref)->stub;
+	struct ib_wc wc[STL_POLL_BATCH];
+	u32 i, n, kept = 0, dropped = 0;
+	unsigned long flags;
+	int got;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	n = scq->ring_count;
+	for (i = 0; i < n; i++) {
+		struct ib_wc *e = &scq->ring[(scq->ring_head + i) %
+					     scq->ring_size];
+
+		if (e->qp == stub) {
+			dropped++;
+			continue;
+		}
+		scq->ring[(scq->ring_head + kept) % scq->ring_size] = *e;
+		kept++;
+	}
+	scq->ring_count = kept;
+	do {
+		got = ib_poll_cq(scq->pcq, STL_POLL_BATCH, wc);
+		for (i = 0; got > 0 && i < got; i++) {
+			if (wc[i].qp == sqp->pqp) {
+				dropped++;
+				continue;
+			}
+			stl_wc_translate(scq, &wc[i]);
+			if (scq->ring_count < scq->ring_size)
+				stl_ring_push(scq, &wc[i]);
+			else
+				ibdev_warn_ratelimited(scq->ibcq.device,
+						       "CQ overrun: completion of QP %u dropped\n",
+						       wc[i].qp->qp_num);
+		}
+	} while (got == STL_POLL_BATCH);
+	spin_unlock_irqrestore(&scq->lock, flags);
+	if (dropped)
+		stl_dbg(to_stl_dev(scq->ibcq.device),
+			"QP %u reset: %u completions dropped from CQ %u\n",
+			sqp->ibqp.qp_num, dropped, scq->ibcq.res.id);
+}
+
 int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
 	struct stl_cq *scq = to_stl_cq(ibcq);

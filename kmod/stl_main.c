@@ -873,6 +873,7 @@ const struct ib_device_ops stl_dev_ops = {
 	.query_qp = stl_query_qp,
 	.query_srq = stl_query_srq,
 	.reg_user_mr = stl_reg_user_mr,
+	.rereg_user_mr = stl_rereg_user_mr,
 	.reg_user_mr_dmabuf = stl_reg_user_mr_dmabuf,
 	.req_notify_cq = stl_req_notify_cq,
 

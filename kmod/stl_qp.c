@@ -243,6 +243,13 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		WRITE_ONCE(sqp->qkey, attr->qkey);
 	if (!ret && sdev->rings)
 		stl_ring_qp_modified(sqp, attr, mask);
+	/* Reset: its unpolled completions go (libstellar devices). */
+	if (!ret && !sdev->rings && (mask & IB_QP_STATE) &&
+	    attr->qp_state == IB_QPS_RESET) {
+		stl_cq_clean_qp(to_stl_cq(ibqp->send_cq), sqp);
+		if (ibqp->recv_cq != ibqp->send_cq)
+			stl_cq_clean_qp(to_stl_cq(ibqp->recv_cq), sqp);
+	}
 	mutex_unlock(&sqp->modify_lock);
 	if (mask & IB_QP_AV)
 		rdma_destroy_ah_attr(&pattr.ah_attr);

@@ -1612,6 +1612,42 @@ static int t_uc_send_recv_delivers_bytes(void)
 	return send_recv_twice(IBV_QPT_UC, 8, 3000, 0, 17, 1);
 }
 
+/*
+ * A QP reset drops its completions the user has not polled, as hardware
+ * providers do: three receives flushed by ERR, one polled, RESET; nothing
+ * is left in the CQ, and the QP, connected again, takes a SEND.
+ */
+static int t_qp_reset_drops_its_unpolled_completions(void)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	struct xfer x;
+	int rc;
+
+	if (!side_b.stellar)
+		return skip("%s is not a Stellar device", side_b.name);
+	TRY(xfer_open(&x, IBV_QPT_RC, NULL, 1 << 16, MR_LOCAL, MR_LOCAL));
+	for (int i = 0; i < 3; i++) {
+		rc = post_recv1(x.p.b.qp, 500 + i, x.b + 1024 * i, 1024, x.mb->lkey);
+		CHECK(!rc, "ibv_post_recv: %s", errname(rc));
+	}
+	rc = ibv_modify_qp(x.p.b.qp, &at, IBV_QP_STATE);
+	CHECK(!rc, "modify_qp to ERR: %s", errname(rc));
+	TRY(wait_wc(x.p.b.cq, &wc, "first flush"));
+	TRY(expect_wc(&wc, "first flush", IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 500));
+	usleep(200000);	/* the other two flushes are in the CQ */
+	at.qp_state = IBV_QPS_RESET;
+	rc = ibv_modify_qp(x.p.b.qp, &at, IBV_QP_STATE);
+	CHECK(!rc, "modify_qp to RESET: %s", errname(rc));
+	rc = ibv_poll_cq(x.p.b.cq, 1, &wc);
+	CHECK(rc == 0, "after RESET ibv_poll_cq returned %d (wr_id %" PRIu64 ", %s)",
+	      rc, rc > 0 ? wc.wr_id : 0, rc > 0 ? wc_status(wc.status) : "-");
+	TRY(to_init(&x.p.b, IBV_QPT_RC));
+	TRY(to_rtr_rts(&x.p.b, IBV_QPT_RC, &x.p.a));
+	fill_pattern(x.a, 4096, 77);
+	return send_recv_check(&x, 0, 3000, 7, 0);
+}
+
 static int t_qp_query_reports_rts_and_caps(void)
 {
 	struct pair p;
@@ -2431,6 +2467,163 @@ static int expect_rem_access_err(struct neg *n, enum ibv_wr_opcode op,
 	      "responder memory changed at offset %ld",
 	      first_not(n->dst, NEG_LEN, PAT_GUARD));
 	return T_PASS;
+}
+
+/* ---------------------------------------------------------------- rereg */
+
+/*
+ * The fixture of the negative tests turned round: A on device B, so that
+ * the MRs under test (mdst, mrbuf) are on device A, the Stellar one.
+ */
+static int rereg_open(struct neg *n)
+{
+	struct pair_opts o = { .reverse = 1 };
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	return neg_open(n, &o);
+}
+
+/* ibv_rereg_mr, skipped where the device has none. */
+static int rereg(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+		 size_t len, int access, const char *what)
+{
+	int rc;
+
+	errno = 0;
+	rc = ibv_rereg_mr(mr, flags, pd, addr, len, access);
+	if (rc && errno == EOPNOTSUPP)
+		return skip("%s: ibv_rereg_mr: EOPNOTSUPP", side_a.name);
+	CHECK(!rc, "%s: ibv_rereg_mr returned %d (errno %s)", what, rc,
+	      errname(errno));
+	return T_PASS;
+}
+
+/*
+ * New memory: writes with the MR's (new) rkey land in it, the old memory
+ * stays as it was, and a write to the old addresses is refused.
+ */
+static int t_rereg_mr_translation_moves_the_mr_to_new_memory(void)
+{
+	uint8_t *nb;
+	struct neg n;
+
+	TRY(rereg_open(&n));
+	nb = buf_alloc(NEG_LEN);
+	CHECK(nb, "buffer allocation failed");
+	memset(nb, PAT_GUARD, NEG_LEN);
+	TRY(rereg(n.mdst, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nb, NEG_LEN / 2,
+		  0, "new memory"));
+	CHECK(n.mdst->addr == nb && n.mdst->length == NEG_LEN / 2,
+	      "the MR reads addr %p length %zu, want %p %d", n.mdst->addr,
+	      n.mdst->length, (void *)nb, NEG_LEN / 2);
+	TRY(rdma_write(&n.p, 1, n.src, 4096, n.msrc->lkey, (uintptr_t)nb + 300,
+		       n.mdst->rkey));
+	TRY(check_bytes("write into the new memory", nb + 300, n.src, 4096, 64));
+	CHECK(first_not(n.dst, NEG_LEN, PAT_GUARD) < 0,
+	      "the old memory changed at offset %ld", first_not(n.dst, NEG_LEN, PAT_GUARD));
+	/* past the new length, then the old addresses */
+	return expect_rem_access_err(&n, IBV_WR_RDMA_WRITE, n.dst, n.mdst->rkey);
+}
+
+/*
+ * Access: changed in place, the keys stay; with remote read only, a READ
+ * works and a WRITE is refused.
+ */
+static int t_rereg_mr_access_without_remote_write_refuses_writes(void)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ };
+	uint32_t lkey, rkey;
+	struct neg n;
+
+	TRY(rereg_open(&n));
+	lkey = n.mdst->lkey;
+	rkey = n.mdst->rkey;
+	TRY(rereg(n.mdst, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+		  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, "remote read only"));
+	CHECK(n.mdst->lkey == lkey && n.mdst->rkey == rkey,
+	      "keys %#x/%#x after an access rereg, were %#x/%#x", n.mdst->lkey,
+	      n.mdst->rkey, lkey, rkey);
+	sge = (struct ibv_sge){ (uintptr_t)n.src + 8192, 256, n.msrc->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)n.dst + 100;
+	wr.wr.rdma.rkey = n.mdst->rkey;
+	TRY(run_send(&n.p, &wr, "RDMA_READ", IBV_WC_RDMA_READ));
+	CHECK(first_not(n.src + 8192, 256, PAT_GUARD) < 0,
+	      "the READ did not return the MR's bytes");
+	return expect_rem_access_err(&n, IBV_WR_RDMA_WRITE, n.dst, n.mdst->rkey);
+}
+
+/*
+ * PD: moved to another PD, the MR's lkey is refused on a QP of the first
+ * (EINVAL); moved back, a receive with it takes a SEND's bytes.
+ */
+static int t_rereg_mr_pd_change_follows_the_pd(void)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND };
+	struct ibv_pd *pd2;
+	struct ibv_mr *m;
+	struct ibv_wc wc;
+	uint8_t *buf;
+	struct neg n;
+	int rc;
+
+	if (!side_a.stellar)
+		return skip("%s is not a Stellar device", side_a.name);
+	pd2 = track(R_PD, ibv_alloc_pd(side_a.ctx), 0);
+	CHECK(pd2, "ibv_alloc_pd: %s", strerror(errno));
+	TRY(rereg_open(&n));
+	TRY(buf_reg(n.p.b.pd, 8192, MR_LOCAL, &buf, &m));
+	memset(buf, PAT_GUARD, 8192);
+	TRY(rereg(m, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0, "to a second PD"));
+	CHECK(m->pd == pd2, "the MR's pd is not the second PD");
+	rc = post_recv1(n.p.b.qp, 0xB1, buf, 4096, m->lkey);
+	CHECK(rc == EINVAL, "post_recv with an lkey of another PD: %s, want EINVAL",
+	      errname(rc));
+	TRY(rereg(m, IBV_REREG_MR_CHANGE_PD, n.p.b.pd, NULL, 0, 0, "back"));
+	rc = post_recv1(n.p.b.qp, 0xB2, buf, 4096, m->lkey);
+	CHECK(!rc, "post_recv after the MR came back: %s", errname(rc));
+	/* the receive neg_open posted first, then this one */
+	TRY(neg_qp_still_works(&n, 0xB0));
+	sge = (struct ibv_sge){ (uintptr_t)n.src + 5, 3000, n.msrc->lkey };
+	TRY(run_send(&n.p, &wr, "SEND into the MR", IBV_WC_SEND));
+	TRY(wait_wc(n.p.b.cq, &wc, "recv into the MR"));
+	TRY(expect_wc(&wc, "recv into the MR", IBV_WC_SUCCESS, IBV_WC_RECV, 0xB2));
+	return check_bytes("SEND into the MR", buf, n.src + 5, 3000, 0);
+}
+
+/*
+ * A rereg that fails (new memory not mapped: EFAULT) leaves the MR as it
+ * was: keys, address, and writes through it.
+ */
+static int t_rereg_mr_that_fails_leaves_the_mr_as_it_was(void)
+{
+	uint32_t lkey, rkey;
+	struct neg n;
+	void *p;
+	int rc;
+
+	TRY(rereg_open(&n));
+	lkey = n.mdst->lkey;
+	rkey = n.mdst->rkey;
+	p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "mmap failed");
+	munmap(p, 4 * 4096);
+	errno = 0;
+	rc = ibv_rereg_mr(n.mdst, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, p, 4 * 4096, 0);
+	if (rc && errno == EOPNOTSUPP)
+		return skip("%s: ibv_rereg_mr: EOPNOTSUPP", side_a.name);
+	CHECK(rc == IBV_REREG_MR_ERR_CMD && errno == EFAULT,
+	      "rereg onto unmapped memory: %d (errno %s), want IBV_REREG_MR_ERR_CMD, EFAULT",
+	      rc, errname(errno));
+	CHECK(n.mdst->lkey == lkey && n.mdst->rkey == rkey && n.mdst->addr == n.dst,
+	      "the MR changed: keys %#x/%#x (were %#x/%#x), addr %p (was %p)",
+	      n.mdst->lkey, n.mdst->rkey, lkey, rkey, n.mdst->addr, (void *)n.dst);
+	TRY(rdma_write(&n.p, 4, n.src, 4096, n.msrc->lkey, (uintptr_t)n.dst + 64, rkey));
+	return check_bytes("write after the failed rereg", n.dst + 64, n.src, 4096, 64);
 }
 
 static int t_rdma_write_with_bad_rkey_completes_rem_access_err(void)
@@ -3608,6 +3801,7 @@ static const struct test tests[] = {
 	T(srq_receives_land_in_post_order),
 	T(srq_limit_event_fires_below_the_limit),
 	T(qp_query_reports_rts_and_caps),
+	T(qp_reset_drops_its_unpolled_completions),
 	T(mr_registered_after_qp_use_works),
 	T(mr_pages_touched_after_registration_are_seen),
 	T(mr_reg_works_after_packets_sprayed_at_reg_qps),
@@ -3630,6 +3824,10 @@ static const struct test tests[] = {
 	T(post_recv_rejects_num_sge_above_cap),
 	T(post_recv_list_with_bad_wr_posts_nothing),
 	T(post_srq_recv_list_with_bad_wr_posts_nothing),
+	T(rereg_mr_translation_moves_the_mr_to_new_memory),
+	T(rereg_mr_access_without_remote_write_refuses_writes),
+	T(rereg_mr_pd_change_follows_the_pd),
+	T(rereg_mr_that_fails_leaves_the_mr_as_it_was),
 	T(rdma_write_with_bad_rkey_completes_rem_access_err),
 	T(rdma_write_past_remote_mr_end_completes_rem_access_err),
 	T(rdma_read_with_bad_rkey_completes_rem_access_err),

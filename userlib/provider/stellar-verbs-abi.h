@@ -312,6 +312,7 @@ STELLAR_DECLARE_CMD(ibv_query_port, ib_uverbs_query_port);
 STELLAR_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 STELLAR_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 STELLAR_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
+STELLAR_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
 
 /*
  * Extended write commands (kern-abi.h DECLARE_CMD_EX): both headers, then
@@ -396,6 +397,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   uint64_t hca_va, int access, struct verbs_mr *vmr,
 		   struct ibv_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
 
 int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,

@@ -254,6 +254,27 @@ static struct ibv_mr *stellar_reg_dmabuf_mr(struct ibv_pd *pd,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * ibv_rereg_mr: the module registers a new MR (new keys) from what changes
+ * and what stays and puts it in the old one's place; on failure the old MR
+ * is left as it was.  Returns 0 or an errno value (libibverbs turns it into
+ * IBV_REREG_MR_ERR_CMD with errno set).
+ */
+static int stellar_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			    void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, (uint32_t)flags, addr, length,
+			       (uintptr_t)addr, access, pd, &cmd, sizeof(cmd),
+			       &resp, sizeof(resp));
+	if (ret)
+		errno = ret;
+	return ret;
+}
+
 static int stellar_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -393,6 +414,7 @@ static const struct verbs_context_ops stellar_ctx_ops = {
 	.query_qp = stellar_query_qp,
 	.query_srq = stellar_query_srq,
 	.reg_mr = stellar_reg_mr,
+	.rereg_mr = stellar_rereg_mr,
 	.reg_dmabuf_mr = stellar_reg_dmabuf_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 };
