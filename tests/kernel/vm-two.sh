@@ -215,6 +215,38 @@ s_pod_teardown() {
 	[[ -z $WHY ]]
 }
 
+# A dma-buf MR used from the other host (tests/kernel/stl_dmabuf_peer.c):
+# VM0 registers a 16 MiB dma-buf of the test exporter (2 MiB chunks) on
+# stellar0; VM1's stellar0 reads the pattern VM0 wrote through the
+# buffer's mmap, writes one that VM0 finds there, and reads and writes
+# again after VM0 had the exporter move the buffer (Stellar maps it again
+# under the same key).
+s_dmabuf_mr_across_hosts() {
+	local port=18960 log=$STL_LOGDIR/dmabuf-peer rc=0 ko srv want
+	if [[ $ROLE == server ]]; then
+		ko=build/tests/dmabuf/$(uname -r)/stl_dmabuf_exp.ko
+		run insmod "$ko" || { why "insmod $ko failed"; return 1; }
+		build/tests/stl_dmabuf_peer -s -d stellar0 -g "$STL_GIDX" -p "$port" >"$log.server" 2>&1 &
+		srv=$!
+		bg_track "$srv"
+		wait_exit "$srv" 240 || why "stl_dmabuf_peer -s still running after 240 s"
+		rc=$(exit_status "$srv")
+		cat "$log.server"
+		want="3 passed, 0 failed"
+		[[ $(tail -n 1 "$log.server") == "$want" ]] ||
+			why "server (exit $rc): $(grep -E '^FAIL' "$log.server" | tr '\n' ' ') want '$want'"
+		run rmmod stl_dmabuf_exp || why "the exporter module is still in use"
+	else
+		timeout -k 5 240 build/tests/stl_dmabuf_peer -d stellar0 -g "$STL_GIDX" -p "$port" \
+			"$STL_PEER_IP" >"$log.client" 2>&1 || rc=$?
+		cat "$log.client"
+		want="4 passed, 0 failed"
+		[[ $(tail -n 1 "$log.client") == "$want" ]] ||
+			why "client (exit $rc): $(grep -E '^FAIL' "$log.client" | tr '\n' ' ') want '$want'"
+	fi
+	[[ -z $WHY ]]
+}
+
 s_pins_released_and_rmmod_succeeds() {
 	local pins
 	pins=$(pinned_total)
@@ -245,6 +277,7 @@ step atomic_bw_stellar_to_stellar perftest ib_atomic_bw stellar0 stellar0 18713 
 step write_lat_stellar_to_stellar perftest ib_write_lat stellar0 stellar0 18714 -n 300 -s 64
 step send_lat_stellar_to_stellar perftest ib_send_lat stellar0 stellar0 18715 -n 300 -s 64
 PASSIVE_SERVER=1 step read_lat_stellar_to_stellar perftest ib_read_lat stellar0 stellar0 18716 -n 300 -s 64
+step dmabuf_mr_across_hosts s_dmabuf_mr_across_hosts
 # rdma-core releases' librxe: ring device <-> ring device, ring device
 # <-> plain rxe0 on the other host, both ways round (the oldest and the
 # newest release: provider ABI 34 and 64).
