@@ -554,9 +554,10 @@ struct stl_fmr {
  * @map: the pinned pages behind it (NULL for a dma-buf MR)
  * @dmabuf: the dma-buf behind it (stl_dmabuf.c), NULL for user memory
  * @pd: owning PD
+ * @start: the user address it was registered at (for a rereg)
  * @iova: first address work requests may use
  * @length: bytes from @iova that work requests may use
- * @access: IB_ACCESS_* flags
+ * @access: IB_ACCESS_* flags (changed by a rereg, under the mw_lock)
  * @num_mw: memory windows bound to it (under the device's mw_lock)
  * @kmem: bytes charged to the device's kmem_quota
  * @rcu: frees the object after lockless lookups are done
