@@ -36,6 +36,7 @@ userlib:
 # stellarctl, the operator's tool (build/stellarctl)
 tools:
 	$(MAKE) -C tools/stellarctl
+	$(MAKE) -C tools/spraysim
 
 tests:
 	$(MAKE) -C tests/kernel
