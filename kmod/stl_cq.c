@@ -404,51 +404,43 @@ static void stl_ring_push(struct stl_cq *scq, const struct ib_wc *wc)
 	scq->ring_count++;
 }
 
-/**
- * stl_cq_drain_qp() - take a destroyed parent QP's completions out of a CQ
- * @scq: a CQ the QP used, marked by stl_cq_mark_dying()
- * @destroyed: the parent destroyed the QP; false if it refused to, and the
- *	QP lives on with its completions
- *
- * Moves every completion still in the parent CQ into the ring, translated,
- * except those of a destroyed dying QP (compared by address, never
- * dereferenced), drops that QP's entries already in the ring, and ends the
- * mark.  The ring is as large as the parent CQ: it only fills up if the
- * user lets more completions pile up than the CQ holds (an overrun), and
- * then says so.
- *
- * Context: holds sdev->qp_lifecycle, so no parent QP of this device is
- * created (and cannot reuse the dying QP's address) while this runs.
+/*
+ * Take out of the ring the entries named by @stub, then move every
+ * completion still in the parent CQ into the ring, translated, except
+ * those of parent QP @pqp (compared by address, never dereferenced).
+ * NULL for either keeps all.  The ring is as large as the parent CQ: it
+ * only fills up if the user lets more completions pile up than the CQ
+ * holds (an overrun), and then says so.  Returns the entries dropped.
+ * Context: scq->lock held.
  */
-void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed)
+static u32 stl_cq_sift(struct stl_cq *scq, const struct ib_qp *stub,
+		       const struct ib_qp *pqp)
 {
-	struct stl_cq_qref *dead_ref = scq->dying_ref;
 	struct ib_wc wc[STL_POLL_BATCH];
-	u32 i, n, kept = 0;
-	unsigned long flags;
+	u32 i, n = stub ? scq->ring_count : 0, kept = 0, dropped = 0;
 	int got;
 
-	spin_lock_irqsave(&scq->lock, flags);
-	/* Filter the ring first: it holds translated entries. */
-	n = destroyed ? scq->ring_count : 0;
+	lockdep_assert_held(&scq->lock);
 	for (i = 0; i < n; i++) {
 		struct ib_wc *e = &scq->ring[(scq->ring_head + i) %
 					     scq->ring_size];
 
-		if (e->qp == &dead_ref->stub)
+		if (e->qp == stub) {
+			dropped++;
 			continue;
+		}
 		scq->ring[(scq->ring_head + kept) % scq->ring_size] = *e;
 		kept++;
 	}
-	if (destroyed)
+	if (stub)
 		scq->ring_count = kept;
-
-	/* Still marked dying: its entries are named by dead_ref. */
 	do {
 		got = ib_poll_cq(scq->pcq, STL_POLL_BATCH, wc);
 		for (i = 0; got > 0 && i < got; i++) {
-			if (destroyed && wc[i].qp == scq->dying)
+			if (pqp && wc[i].qp == pqp) {
+				dropped++;
 				continue;
+			}
 			stl_wc_translate(scq, &wc[i]);
 			if (scq->ring_count < scq->ring_size)
 				stl_ring_push(scq, &wc[i]);
@@ -458,6 +450,32 @@ void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed)
 						       wc[i].qp->qp_num);
 		}
 	} while (got == STL_POLL_BATCH);
+	return dropped;
+}
+
+/**
+ * stl_cq_drain_qp() - take a destroyed parent QP's completions out of a CQ
+ * @scq: a CQ the QP used, marked by stl_cq_mark_dying()
+ * @destroyed: the parent destroyed the QP; false if it refused to, and the
+ *	QP lives on with its completions
+ *
+ * Moves every completion still in the parent CQ into the ring, translated,
+ * except those of a destroyed dying QP, drops that QP's entries already in
+ * the ring (stl_cq_sift()), and ends the mark.
+ *
+ * Context: holds sdev->qp_lifecycle, so no parent QP of this device is
+ * created (and cannot reuse the dying QP's address) while this runs.
+ */
+void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&scq->lock, flags);
+	/* Still marked dying: its entries are named by dying_ref. */
+	if (destroyed)
+		stl_cq_sift(scq, &scq->dying_ref->stub, scq->dying);
+	else
+		stl_cq_sift(scq, NULL, NULL);
 	scq->dying = NULL;
 	scq->dying_ref = NULL;
 	spin_unlock_irqrestore(&scq->lock, flags);
@@ -479,41 +497,11 @@ void stl_cq_clean_qp(struct stl_cq *scq, struct stl_qp *sqp)
 {
 	struct ib_qp *stub = &(sqp->ibqp.send_cq == &scq->ibcq ?
 			       sqp->sref : sqp->rref)->stub;
-	struct ib_wc wc[STL_POLL_BATCH];
-	u32 i, n, kept = 0, dropped = 0;
 	unsigned long flags;
-	int got;
+	u32 dropped;
 
 	spin_lock_irqsave(&scq->lock, flags);
-	n = scq->ring_count;
-	for (i = 0; i < n; i++) {
-		struct ib_wc *e = &scq->ring[(scq->ring_head + i) %
-					     scq->ring_size];
-
-		if (e->qp == stub) {
-			dropped++;
-			continue;
-		}
-		scq->ring[(scq->ring_head + kept) % scq->ring_size] = *e;
-		kept++;
-	}
-	scq->ring_count = kept;
-	do {
-		got = ib_poll_cq(scq->pcq, STL_POLL_BATCH, wc);
-		for (i = 0; got > 0 && i < got; i++) {
-			if (wc[i].qp == sqp->pqp) {
-				dropped++;
-				continue;
-			}
-			stl_wc_translate(scq, &wc[i]);
-			if (scq->ring_count < scq->ring_size)
-				stl_ring_push(scq, &wc[i]);
-			else
-				ibdev_warn_ratelimited(scq->ibcq.device,
-						       "CQ overrun: completion of QP %u dropped\n",
-						       wc[i].qp->qp_num);
-		}
-	} while (got == STL_POLL_BATCH);
+	dropped = stl_cq_sift(scq, stub, sqp->pqp);
 	spin_unlock_irqrestore(&scq->lock, flags);
 	if (dropped)
 		stl_dbg(to_stl_dev(scq->ibcq.device),

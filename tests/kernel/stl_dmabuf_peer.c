@@ -289,6 +289,26 @@ static int ask(int fd, uint8_t req, uint32_t seed)
 	return ans == 'y' ? 0 : fail("the server answered '%c' (see its log)", ans);
 }
 
+/* Read the whole MR into @lmr's buffer: it must hold pattern @seed. */
+static int read_check(struct tlib_side *s, struct ibv_mr *lmr,
+		      const struct peer_info *p, uint32_t seed)
+{
+	memset(lmr->addr, 0, p->len);
+	if (rdma(s, lmr, p, IBV_WR_RDMA_READ, "read"))
+		return -1;
+	return check(lmr->addr, p->len, seed, "what the client read");
+}
+
+/* Write pattern @seed over the whole MR; the server must find it there. */
+static int write_check(struct tlib_side *s, struct ibv_mr *lmr,
+		       const struct peer_info *p, int fd, uint32_t seed)
+{
+	fill(lmr->addr, p->len, seed);
+	if (rdma(s, lmr, p, IBV_WR_RDMA_WRITE, "write"))
+		return -1;
+	return ask(fd, REQ_VERIFY, seed);
+}
+
 static int client(const char *server)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -338,32 +358,13 @@ static int client(const char *server)
 	printf("# server rkey 0x%x, iova 0x%llx, %llu MiB\n", peer.rkey,
 	       (unsigned long long)peer.iova, (unsigned long long)peer.len >> 20);
 
-	memset(buf, 0, peer.len);
-	ret = rdma(&s, lmr, &peer, IBV_WR_RDMA_READ, "read");
-	if (!ret)
-		ret = check(buf, peer.len, 1, "what the client read");
-	report("read_server_bytes", ret);
-
-	fill(buf, peer.len, 2);
-	ret = rdma(&s, lmr, &peer, IBV_WR_RDMA_WRITE, "write");
-	if (!ret)
-		ret = ask(fd, REQ_VERIFY, 2);
-	report("write_lands_in_dmabuf", ret);
-
+	report("read_server_bytes", read_check(&s, lmr, &peer, 1));
+	report("write_lands_in_dmabuf", write_check(&s, lmr, &peer, fd, 2));
 	ret = ask(fd, REQ_MOVE, 0);
-	if (!ret) {
-		memset(buf, 0, peer.len);
-		ret = rdma(&s, lmr, &peer, IBV_WR_RDMA_READ, "read after the move");
-	}
 	if (!ret)
-		ret = check(buf, peer.len, 2, "what the client read after the move");
+		ret = read_check(&s, lmr, &peer, 2);
 	report("move_keeps_bytes", ret);
-
-	fill(buf, peer.len, 3);
-	ret = rdma(&s, lmr, &peer, IBV_WR_RDMA_WRITE, "write after the move");
-	if (!ret)
-		ret = ask(fd, REQ_VERIFY, 3);
-	report("write_after_move_lands", ret);
+	report("write_after_move_lands", write_check(&s, lmr, &peer, fd, 3));
 
 	ans = REQ_QUIT;
 	xfer(fd, &ans, 1, 1);
