@@ -710,6 +710,10 @@ int stl_parent_post_recv(struct ib_qp *pqp, const struct ib_recv_wr *wr,
 			 const struct ib_recv_wr **bad);
 int stl_parent_post_srq_recv(struct ib_srq *psrq, const struct ib_recv_wr *wr,
 			     const struct ib_recv_wr **bad);
+int stl_post_recv_list(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
+		       struct ib_qp *pqp, struct ib_srq *psrq,
+		       const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
 		   const struct ib_sge *sg, int num, u32 max, int need);
 

@@ -313,15 +313,72 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
+/**
+ * stl_post_recv_list() - check a list of receives whole, then post it
+ * @sdev: the device
+ * @spd: the PD of the QP or SRQ
+ * @max_sge: its max_sge
+ * @pqp: the parent QP to post to, or NULL for @psrq
+ * @psrq: the parent SRQ to post to (with @pqp NULL)
+ * @wr: the list
+ * @bad_wr: set to the request that was refused or not posted
+ *
+ * Every request is checked (lkeys of @spd, bounds, local write, SGE count)
+ * before any is posted: one that fails refuses the list, nothing posted.
+ * Each is checked again as it is posted (an MR may have gone since).
+ *
+ * Return: 0, -EINVAL for a refused list, or the parent's error (its queue
+ * is full: the requests before @bad_wr stay posted).
+ */
+int stl_post_recv_list(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
+		       struct ib_qp *pqp, struct ib_srq *psrq,
+		       const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr)
+{
+	const struct ib_recv_wr *w, *bad;
+	struct ib_recv_wr pwr;
+	int ret = 0, n;
+
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
+				     max_sge, IB_ACCESS_LOCAL_WRITE);
+		if (ret) {
+			*bad_wr = w;
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			stl_dbg(sdev, "parent %s %u: receive WR %d of the list refused (%d), none posted\n",
+				pqp ? "QP" : "SRQ", pqp ? pqp->qp_num : psrq->res.id,
+				n, ret);
+			return ret;
+		}
+	}
+	for (w = wr, n = 0; w; w = w->next, n++) {
+		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
+				     max_sge, IB_ACCESS_LOCAL_WRITE);
+		if (ret) {
+			stl_count(sdev, STL_CNT_BAD_WRS, 1);
+			break;
+		}
+		pwr = *w;
+		pwr.next = NULL;
+		ret = pqp ? stl_parent_post_recv(pqp, &pwr, &bad) :
+			    stl_parent_post_srq_recv(psrq, &pwr, &bad);
+		if (ret) {
+			/* The parent's queue is full: not a refused request. */
+			stl_dbg(sdev, "parent post_recv: %d\n", ret);
+			break;
+		}
+	}
+	if (ret)
+		*bad_wr = w;
+	stl_count(sdev, STL_CNT_RECV_WRS, n);
+	return ret;
+}
+
 int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr)
 {
 	struct stl_dev *sdev = to_stl_dev(ibqp->device);
-	struct stl_pd *spd = to_stl_pd(ibqp->pd);
 	struct stl_qp *sqp = to_stl_qp(ibqp);
-	const struct ib_recv_wr *w, *bad;
-	struct ib_recv_wr pwr;
-	int ret = 0, n;
 
 	/* A QP with rings takes receives from its ring only; one on an SRQ
 	 * has no receive queue.
@@ -330,36 +387,6 @@ int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-
-	/* The whole list first: a refused request means none is posted. */
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     sqp->max_recv_sge, IB_ACCESS_LOCAL_WRITE);
-		if (ret) {
-			*bad_wr = w;
-			stl_refused(sdev, sqp, n, ret, "receive");
-			return ret;
-		}
-	}
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     sqp->max_recv_sge, IB_ACCESS_LOCAL_WRITE);
-		if (ret) {
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			break;
-		}
-		pwr = *w;
-		pwr.next = NULL;
-		ret = stl_parent_post_recv(sqp->pqp, &pwr, &bad);
-		if (ret) {
-			/* The parent's queue is full: not a refused request. */
-			stl_dbg(sdev, "QP %u: parent post_recv: %d\n",
-				ibqp->qp_num, ret);
-			break;
-		}
-	}
-	if (ret)
-		*bad_wr = w;
-	stl_count(sdev, STL_CNT_RECV_WRS, n);
-	return ret;
+	return stl_post_recv_list(sdev, to_stl_pd(ibqp->pd), sqp->max_recv_sge,
+				  sqp->pqp, NULL, wr, bad_wr);
 }

@@ -196,10 +196,8 @@ int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
  * @wr: the list, from the POST_SRQ_RECV command
  * @bad_wr: set to the request that was refused or not posted
  *
- * As stl_post_recv(): the whole list is checked first (lkeys of the SRQ's
- * PD, bounds, local write access, at most max_sge SGEs), and one that
- * fails refuses the list with nothing posted.  An SRQ with a ring takes
- * receives from its ring only.
+ * Checked and posted as a QP's receives (stl_post_recv_list()).  An SRQ
+ * with a ring takes receives from its ring only.
  *
  * Return: 0, -EINVAL for a refused list or an SRQ with a ring, or the
  * parent's error (its queue is full: the requests before @bad_wr stay
@@ -209,45 +207,12 @@ int stl_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
 	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
-	struct stl_pd *spd = to_stl_pd(ibsrq->pd);
 	struct stl_srq *ssrq = to_stl_srq(ibsrq);
-	const struct ib_recv_wr *w, *bad;
-	struct ib_recv_wr pwr;
-	int ret = 0, n;
 
 	if (sdev->rings) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
-		if (ret) {
-			*bad_wr = w;
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			stl_dbg(sdev, "SRQ: receive WR %d of the list refused (%d), none posted\n",
-				n, ret);
-			return ret;
-		}
-	}
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		/* Checked again: an MR may have gone since. */
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     ssrq->max_sge, IB_ACCESS_LOCAL_WRITE);
-		if (ret) {
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			break;
-		}
-		pwr = *w;
-		pwr.next = NULL;
-		ret = stl_parent_post_srq_recv(ssrq->psrq, &pwr, &bad);
-		if (ret) {
-			stl_dbg(sdev, "parent post_srq_recv: %d\n", ret);
-			break;
-		}
-	}
-	if (ret)
-		*bad_wr = w;
-	stl_count(sdev, STL_CNT_RECV_WRS, n);
-	return ret;
+	return stl_post_recv_list(sdev, to_stl_pd(ibsrq->pd), ssrq->max_sge,
+				  NULL, ssrq->psrq, wr, bad_wr);
 }
