@@ -121,6 +121,14 @@ enum stl_counter {
 	STL_CNT_DMABUF_REMAP_FAILURES,
 	STL_CNT_DMABUF_INVALIDATE_NS,
 	STL_CNT_DMABUF_REMAP_NS,
+	STL_CNT_SPRAY_MSGS_SENT,
+	STL_CNT_SPRAY_MSGS_RECEIVED,
+	STL_CNT_SPRAY_MSGS_DROPPED,
+	STL_CNT_SPRAY_SEND_FAILURES,
+	STL_CNT_SPRAY_UP,
+	STL_CNT_SPRAY_SINGLE,
+	STL_CNT_SPRAY_TIMEOUTS,
+	STL_CNT_SPRAY_PATH_FAILURES,
 	STL_NUM_COUNTERS
 };
 
@@ -199,6 +207,7 @@ struct stl_parent;
  * @mws: rkey >> 8 -> struct stl_mw (devices with rings)
  * @mw_lock: serialises binds and invalidations of windows, and an MR's
  *	deregistration against binds to it
+ * @spray_paths: paths of its new RC QPs (1: no spraying; spray/)
  */
 struct stl_dev {
 	struct ib_device ibdev;
@@ -244,6 +253,7 @@ struct stl_dev {
 	struct delayed_work ring_work;
 	struct xarray mws;
 	struct mutex mw_lock;
+	u8 spray_paths;
 };
 
 static inline struct stl_dev *to_stl_dev(struct ib_device *ibdev)
@@ -497,6 +507,7 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  *	@work's move to the error state): ib_core updates the parent QP's
  *	source GID reference (av_sgid_attr) without a lock, so two
  *	concurrent modifies with a path would lose one reference
+ * @spray: its paths (RC QPs of devices without rings; spray/spray_path.c)
  */
 struct stl_qp {
 	struct ib_qp ibqp;
@@ -520,6 +531,7 @@ struct stl_qp {
 	struct list_head ring_entry;
 	struct work_struct work;
 	struct mutex modify_lock;
+	struct spray_qp *spray;
 };
 
 static inline struct stl_qp *to_stl_qp(struct ib_qp *ibqp)
@@ -877,5 +889,18 @@ bool rdma_nl_get_privileged_qkey(void);
 #define stl_dbg(sdev, fmt, ...) ibdev_dbg(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
 #define stl_info(sdev, fmt, ...) \
 	ibdev_info_ratelimited(&(sdev)->ibdev, fmt, ##__VA_ARGS__)
+
+/* spray/spray_path.c; SPRAY_MAX_PATHS of spray/spray_sched.h */
+#define STL_SPRAY_MAX_PATHS	16
+struct spray_qp;
+extern unsigned int spray_default_paths;
+size_t spray_qp_kmem(void);
+int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev);
+void spray_qp_destroy(struct stl_qp *sqp);
+void spray_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
+		       const struct ib_qp_attr *pattr, int mask);
+int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+void spray_parent_add(struct ib_device *pdev);
+void spray_parent_remove(struct ib_device *pdev);
 
 #endif /* STL_H */

@@ -549,6 +549,8 @@ static int stl_create(const char *name, const struct stl_want *want)
 	sdev->rings = !strncmp(name, STL_RING_NAME_PREFIX,
 			       strlen(STL_RING_NAME_PREFIX));
 	mutex_init(&sdev->qp_lifecycle);
+	/* Ring devices carry one path per QP (spray/ needs libstellar's). */
+	sdev->spray_paths = sdev->rings ? 1 : READ_ONCE(spray_default_paths);
 	pvdma_cache_init(&sdev->pins, sdev->ibdev.name);
 	INIT_LIST_HEAD(&sdev->parent_entry);
 	INIT_WORK(&sdev->reap_work, stl_reap);
@@ -759,6 +761,7 @@ static int stl_client_add(struct ib_device *ibdev)
 	p->ibdev = ibdev;
 	INIT_LIST_HEAD(&p->children);
 	stl_share_init(&p->share);
+	spray_parent_add(ibdev);
 	mutex_lock(&stl_devs_lock);
 	list_add_tail(&p->entry, &stl_parents);
 	mutex_unlock(&stl_devs_lock);
@@ -796,6 +799,8 @@ static void stl_client_remove(struct ib_device *ibdev, void *client_data)
 
 	/* Children being created or unregistered by others count too. */
 	wait_event(stl_child_wq, !atomic_read(&p->nr_children));
+	/* No child, so no QP, is left to use the path exchange. */
+	spray_parent_remove(ibdev);
 	kfree(p);
 }
 
@@ -850,6 +855,7 @@ const struct ib_device_ops stl_dev_ops = {
 	.dealloc_ucontext = stl_dealloc_ucontext,
 	.dereg_mr = stl_dereg_mr,
 	.fill_res_mr_entry = stl_fill_res_mr_entry,
+	.fill_res_qp_entry = spray_fill_res_qp_entry,
 	.destroy_ah = stl_destroy_ah,
 	.destroy_cq = stl_destroy_cq,
 	.destroy_qp = stl_destroy_qp,

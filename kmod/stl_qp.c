@@ -65,6 +65,8 @@ static int stl_check_qp_init(struct stl_dev *sdev,
 static u64 stl_qp_kmem(struct stl_dev *sdev, const struct ib_qp_init_attr *init)
 {
 	return sizeof(struct stl_qp) + 2 * sizeof(struct stl_cq_qref) +
+	       (init->qp_type == IB_QPT_RC && !sdev->rings &&
+		READ_ONCE(sdev->spray_paths) > 1 ? spray_qp_kmem() : 0) +
 	       (sdev->rings ?
 		stl_ring_qp_kmem(init, min_t(u32, init->cap.max_inline_data,
 					     STELLAR_MAX_INLINE_DATA)) : 0);
@@ -170,6 +172,10 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = stl_ring_qp_create(sqp, init, udata);
 		if (ret)
 			goto err_destroy;
+	} else {
+		ret = spray_qp_create(sqp, sdev);
+		if (ret)
+			goto err_destroy;
 	}
 	return 0;
 
@@ -243,6 +249,8 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		WRITE_ONCE(sqp->qkey, attr->qkey);
 	if (!ret && sdev->rings)
 		stl_ring_qp_modified(sqp, attr, mask);
+	if (!ret)
+		spray_qp_modified(sqp, attr, &pattr, mask);
 	/* Reset: its unpolled completions go (libstellar devices). */
 	if (!ret && !sdev->rings && (mask & IB_QP_STATE) &&
 	    attr->qp_state == IB_QPS_RESET) {
@@ -292,6 +300,8 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	if (sdev->rings)
 		stl_ring_qp_unlist(sqp);
+	/* Its paths first: their exchange names QP 0. */
+	spray_qp_destroy(sqp);
 	mutex_lock(&sdev->qp_lifecycle);
 	/* From here on, pollers name its completions without reading it. */
 	stl_cq_mark_dying(scq, sqp->pqp, sqp->sref);

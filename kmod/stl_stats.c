@@ -47,6 +47,14 @@ static const struct rdma_stat_desc stl_stat_descs[STL_NUM_STATS] = {
 	[STL_CNT_DMABUF_REMAP_FAILURES].name = "dmabuf_remap_failures",
 	[STL_CNT_DMABUF_INVALIDATE_NS].name = "dmabuf_invalidate_ns",
 	[STL_CNT_DMABUF_REMAP_NS].name = "dmabuf_remap_ns",
+	[STL_CNT_SPRAY_MSGS_SENT].name = "spray_msgs_sent",
+	[STL_CNT_SPRAY_MSGS_RECEIVED].name = "spray_msgs_received",
+	[STL_CNT_SPRAY_MSGS_DROPPED].name = "spray_msgs_dropped",
+	[STL_CNT_SPRAY_SEND_FAILURES].name = "spray_send_failures",
+	[STL_CNT_SPRAY_UP].name = "spray_qps_up",
+	[STL_CNT_SPRAY_SINGLE].name = "spray_qps_single",
+	[STL_CNT_SPRAY_TIMEOUTS].name = "spray_timeouts",
+	[STL_CNT_SPRAY_PATH_FAILURES].name = "spray_path_failures",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_HITS].name = "pin_cache_hits",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_MISSES].name = "pin_cache_misses",
 	[STL_STAT_PIN_BASE + PVDMA_CNT_EVICTIONS].name = "pin_cache_evictions",
@@ -753,6 +761,44 @@ static ssize_t weight_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(weight);
 
+/*
+ * spray_paths: network paths of each RC QP the device makes from now on,
+ * 1 (no spraying) to SPRAY_MAX_PATHS; the module parameter spray_paths
+ * is the default of new devices.  Ring devices have 1 and keep it.
+ */
+static ssize_t spray_paths_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(stl_dev_of(dev)->spray_paths));
+}
+
+static ssize_t spray_paths_store(struct device *dev,
+				 struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct stl_dev *sdev = stl_dev_of(dev);
+	u8 val;
+	int ret;
+
+	ret = kstrtou8(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (!val || val > STL_SPRAY_MAX_PATHS) {
+		stl_info(sdev, "spray_paths %u refused: 1 to %u\n", val,
+			 STL_SPRAY_MAX_PATHS);
+		return -EINVAL;
+	}
+	if (sdev->rings && val != 1) {
+		stl_info(sdev, "spray_paths %u refused: a ring device has one path per QP\n",
+			 val);
+		return -EOPNOTSUPP;
+	}
+	WRITE_ONCE(sdev->spray_paths, val);
+	ibdev_info(&sdev->ibdev, "spray_paths set to %u (new QPs)\n", val);
+	return count;
+}
+static DEVICE_ATTR_RW(spray_paths);
+
 static ssize_t traffic_class_show(struct device *dev,
 				  struct device_attribute *attr, char *buf)
 {
@@ -993,6 +1039,7 @@ static struct attribute *stl_attrs[] = {
 	&dev_attr_rate_limit_bytes.attr,
 	&dev_attr_kmem_quota.attr,
 	&dev_attr_weight.attr,
+	&dev_attr_spray_paths.attr,
 	&dev_attr_traffic_class.attr,
 	&dev_attr_share_total_bytes.attr,
 	&dev_attr_share_yield_percent.attr,

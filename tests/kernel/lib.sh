@@ -448,6 +448,28 @@ pingpong_local() {
 	[[ -z $WHY ]]
 }
 
+# --- spray paths (spray/spray_path.c) -------------------------------------
+
+# The driver attributes of device $1's RC QPs in `rdma res show qp -dd`,
+# one line per QP: "lqpn N NAME VALUE NAME VALUE ..." (without the "drv_"
+# that rdma puts before a driver's attribute names).
+spray_qps() {
+	rdma -dd res show qp link "$1/1" 2>/dev/null | awk '
+		/lqpn/ { if (line != "") print line; line = ""; rc = 0 }
+		{ for (i = 1; i < NF; i++) {
+			if ($i == "lqpn") line = "lqpn " $(i + 1)
+			if ($i == "type" && $(i + 1) == "RC") rc = 1
+		  }
+		  for (i = 1; i < NF; i++)
+			if ($i ~ /^drv_(spray|spray_paths|path[0-9]+_(qpn|peer_qpn|sport))$/)
+				line = line " " substr($i, 5) " " $(i + 1)
+		  if (!rc) line = "" }
+		END { if (line != "") print line }' | grep spray
+}
+
+# Attribute $2 of a spray_qps line $1.
+spray_attr() { awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }' <<<"$1"; }
+
 # --- GID tables -----------------------------------------------------------
 
 # The sysfs form of the IPv4-mapped GID of address $1.

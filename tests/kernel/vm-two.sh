@@ -247,6 +247,52 @@ s_dmabuf_mr_across_hosts() {
 	[[ -z $WHY ]]
 }
 
+# One RC QP across the hosts gets its paths (spray/spray_path.c): while
+# ib_write_bw runs, each side sees its QP "up" with 4 paths (the exchange
+# went both ways over the wire: vendor MADs between the hosts' QP1s), each
+# connected to a peer path QP, on 4 different UDP source ports.
+s_spray_paths_across_hosts() {
+	local port=18717 log=$STL_LOGDIR/spray-across rc=0 pid a i n s sports="" up0
+	up0=$(stat_counter stellar0 spray_qps_up)
+	if [[ $ROLE == server ]]; then
+		start_server "$port" 30 "$log.server" \
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 8 || return 1
+		pid=$SERVER_PID
+	else
+		run_client_retry "$CLIENT_RETRY" "$log.client" \
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 8 "$STL_PEER_IP" &
+		pid=$!
+		bg_track "$pid"
+	fi
+	for ((i = 0; i < 60; i++)); do
+		a=$(spray_qps stellar0)
+		[[ $(spray_attr "$a" spray) == up ]] && break
+		sleep 0.5
+	done
+	echo "stellar0: $a"
+	[[ $(spray_attr "$a" spray) == up ]] || why "the QP's spray state is '$(spray_attr "$a" spray)', want up"
+	n=$(spray_attr "$a" spray_paths)
+	[[ $n == 4 ]] || why "the QP has '$n' paths, want 4"
+	for ((i = 1; i < ${n:-0}; i++)); do
+		[[ $(spray_attr "$a" "path${i}_peer_qpn") =~ ^[0-9]+$ ]] || why "path $i has no peer QP"
+		s=$(spray_attr "$a" "path${i}_sport")
+		((s >= 49152 && s <= 65535)) || why "path $i source port '$s' is outside 49152..65535"
+		[[ " $sports " != *" $s "* ]] || why "two paths share source port $s"
+		sports+=" $s"
+	done
+	if [[ $ROLE == server ]]; then
+		wait_exit "$pid" "$SERVER_WAIT" || why "server still running after $SERVER_WAIT s"
+		rc=$(exit_status "$pid")
+		cat "$log.server"
+	else
+		wait "$pid" || rc=$?
+	fi
+	((rc == 0)) || why "ib_write_bw exited $rc"
+	(($(stat_counter stellar0 spray_qps_up) == up0 + 1)) ||
+		why "spray_qps_up went $up0 -> $(stat_counter stellar0 spray_qps_up), want +1"
+	[[ -z $WHY ]]
+}
+
 s_pins_released_and_rmmod_succeeds() {
 	local pins
 	pins=$(pinned_total)
@@ -278,6 +324,7 @@ step write_lat_stellar_to_stellar perftest ib_write_lat stellar0 stellar0 18714 
 step send_lat_stellar_to_stellar perftest ib_send_lat stellar0 stellar0 18715 -n 300 -s 64
 PASSIVE_SERVER=1 step read_lat_stellar_to_stellar perftest ib_read_lat stellar0 stellar0 18716 -n 300 -s 64
 step dmabuf_mr_across_hosts s_dmabuf_mr_across_hosts
+step spray_paths_across_hosts s_spray_paths_across_hosts
 # rdma-core releases' librxe: ring device <-> ring device, ring device
 # <-> plain rxe0 on the other host, both ways round (the oldest and the
 # newest release: provider ABI 34 and 64).

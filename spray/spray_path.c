@@ -1,0 +1,897 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stellar spray: the paths of a virtual RC QP, and how two Stellar peers
+ * agree on them.
+ *
+ * A virtual RC QP of a libstellar device (stellarN) is parent QP 0, whose
+ * number the application exchanges, plus up to SPRAY_MAX_PATHS - 1 more
+ * parent RC QPs in the same parent PD: its paths.  Each path has its own
+ * RoCEv2 UDP source port, chosen rather than hashed: the flow label of its
+ * address vector (rxe and mlx5 derive the source port from it), set so
+ * that path i leaves from path 0's port + i.  So one connection spans as
+ * many ECMP paths (or tc classes) as it has paths.
+ *
+ * Paths exist only between two Stellar peers.  When QP 0 reaches RTR, its
+ * side creates its paths and offers their numbers to the peer in a vendor
+ * MAD on the parent's GSI QP (one MAD agent per parent port, registered
+ * from the ib_client add callback), keyed by the two QPs' (GID, QPN):
+ *
+ *	OFFER(n, path QPNs)  ->  the peer connects its paths to ours,
+ *	                         answers ANSWER(n', its path QPNs)
+ *	ANSWER               ->  we connect ours (its are RTR): up,
+ *	                         we send CONFIRM
+ *	CONFIRM              ->  the peer is up too
+ *
+ * Both sides offer (whoever reaches RTR first is heard by the other once
+ * it is at RTR too); crossing offers end in the same state.  Messages are
+ * method Send both ways with our own retries every SPRAY_RETRY_MS; each
+ * side answers duplicates again.  A plain RoCE peer never answers: after
+ * SPRAY_TRIES tries the QP drops its paths and stays on path 0, unchanged;
+ * so does a Stellar peer that answers with one path (n = 1: its paths are
+ * off or gone).  A message is only taken from the address the QP is
+ * connected to (the GRH source GID, the QPNs), and a peer that is up keeps
+ * its paths: a second answer naming other QPs is dropped and counted.
+ *
+ * QP 0 going to RESET or ERROR takes its paths down; reaching RTR again
+ * starts a new exchange.  Work requests still go on path 0 only: the
+ * scheduler that spreads them over the paths is spray_sched.c, not yet
+ * used here.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/hashtable.h>
+#include <linux/moduleparam.h>
+#include <rdma/ib_mad.h>
+
+#include "kmod/stl.h"
+#include "spray/spray_sched.h"
+
+static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
+
+/* Vendor class (range 2, with an OUI) and attribute of the exchange. */
+#define SPRAY_MGMT_CLASS	0x4e
+#define SPRAY_CLASS_VERSION	1
+#define SPRAY_ATTR_PATHS	0x5350
+#define SPRAY_MSG_VERSION	1
+#define SPRAY_RETRY_MS		200
+#define SPRAY_TRIES		10
+/* Work requests a path QP holds (the scheduler's credit bounds it). */
+#define SPRAY_PATH_WR		64
+/* Path QPs' own RC timers: ~67 ms local ACK timeout, 7 retries. */
+#define SPRAY_PATH_TIMEOUT	14
+#define SPRAY_PATH_RETRY	7
+
+/* A CID-style identifier (locally administered bit set): "Stellar". */
+static const u8 spray_oui[3] = { 0x0a, 0x57, 0x11 };
+
+enum spray_op {
+	SPRAY_OP_OFFER = 1,
+	SPRAY_OP_ANSWER,
+	SPRAY_OP_CONFIRM,
+};
+
+/**
+ * struct spray_msg - the exchange's payload (in the vendor MAD's data)
+ * @version: SPRAY_MSG_VERSION
+ * @op: enum spray_op
+ * @n: the sender's paths, path 0 included (1: none, stay on one path)
+ * @rsvd: zero
+ * @src_qpn: the sender's QP 0
+ * @dst_qpn: the receiver's QP 0
+ * @path_qpn: the sender's path QPs, [0] = @src_qpn
+ * @src_gid: the sender's source GID of QP 0
+ */
+struct spray_msg {
+	u8 version;
+	u8 op;
+	u8 n;
+	u8 rsvd;
+	__be32 src_qpn;
+	__be32 dst_qpn;
+	__be32 path_qpn[SPRAY_MAX_PATHS];
+	u8 src_gid[16];
+} __packed;
+
+static_assert(sizeof(struct spray_msg) <= IB_MGMT_VENDOR_DATA);
+
+/**
+ * enum spray_state - where a QP's exchange stands
+ * @SPRAY_IDLE: QP 0 is not at RTR yet (or was reset): nothing to do
+ * @SPRAY_OFFERED: paths made, offered, no answer yet
+ * @SPRAY_CONNECTED: our paths connected to the peer's; its confirmation due
+ * @SPRAY_UP: both sides connected
+ * @SPRAY_SINGLE: one path (no Stellar peer, it refused, or we failed)
+ */
+enum spray_state {
+	SPRAY_IDLE,
+	SPRAY_OFFERED,
+	SPRAY_CONNECTED,
+	SPRAY_UP,
+	SPRAY_SINGLE,
+};
+
+static const char *const spray_state_names[] = {
+	[SPRAY_IDLE] = "idle",
+	[SPRAY_OFFERED] = "offered",
+	[SPRAY_CONNECTED] = "connected",
+	[SPRAY_UP] = "up",
+	[SPRAY_SINGLE] = "single",
+};
+
+/**
+ * struct spray_qp - the paths of one virtual RC QP
+ * @node: entry in spray_qps, by (parent, QP 0's number)
+ * @pdev: the parent (hash key; alive while the QP is)
+ * @qpn: QP 0's number (hash key)
+ * @ref: one for the hash table, one per message handler using it
+ * @idle: completed when @ref drops to 0
+ * @sqp: the virtual QP
+ * @sdev: its device
+ * @agent: the parent port's MAD agent
+ * @work: resends the pending message, gives up after SPRAY_TRIES
+ * @lock: guards everything below
+ * @dead: being destroyed: no message is sent, no work queued
+ * @state: enum spray_state
+ * @want: paths we offer (path 0 included)
+ * @n: paths in use (1 until connected)
+ * @tries: messages sent for the pending step
+ * @access: QP 0's access flags
+ * @mtu: QP 0's path MTU
+ * @have_av: @av holds QP 0's parent address vector
+ * @av: QP 0's parent address vector (with a reference on its source GID)
+ * @dqpn: the peer's QP 0
+ * @cq: the parent CQ of the path QPs
+ * @pq: path QPs, [0] unused (QP 0 is @sqp's parent QP)
+ * @peer: the peer's path QPs
+ * @sport: UDP source port of each path
+ */
+struct spray_qp {
+	struct hlist_node node;
+	struct ib_device *pdev;
+	u32 qpn;
+	refcount_t ref;
+	struct completion idle;
+	struct stl_qp *sqp;
+	struct stl_dev *sdev;
+	struct ib_mad_agent *agent;
+	struct delayed_work work;
+	struct mutex lock;
+	bool dead;
+	enum spray_state state;
+	u8 want;
+	u8 n;
+	u8 tries;
+	int access;
+	enum ib_mtu mtu;
+	bool have_av;
+	struct rdma_ah_attr av;
+	u32 dqpn;
+	struct ib_cq *cq;
+	struct ib_qp *pq[SPRAY_MAX_PATHS];
+	u32 peer[SPRAY_MAX_PATHS];
+	u16 sport[SPRAY_MAX_PATHS];
+};
+
+/**
+ * struct spray_agent - the MAD agent of one parent port
+ * @entry: entry in spray_agents
+ * @pdev: the parent
+ * @port: its port
+ * @agent: the registered agent
+ */
+struct spray_agent {
+	struct list_head entry;
+	struct ib_device *pdev;
+	u32 port;
+	struct ib_mad_agent *agent;
+};
+
+static DEFINE_MUTEX(spray_agents_lock);
+static LIST_HEAD(spray_agents);
+
+/* Virtual QPs with paths, by (parent, QP 0); lookups under spray_qps_lock. */
+static DEFINE_HASHTABLE(spray_qps, 8);
+static DEFINE_SPINLOCK(spray_qps_lock);
+
+static int spray_paths_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (!n || n > SPRAY_MAX_PATHS) {
+		pr_err("spray_paths=%u refused: 1 to %u\n", n, SPRAY_MAX_PATHS);
+		return -EINVAL;
+	}
+	return param_set_uint(val, kp);
+}
+
+static const struct kernel_param_ops spray_paths_ops = {
+	.set = spray_paths_set,
+	.get = param_get_uint,
+};
+
+/* Paths of a new device's RC QPs (its spray_paths attribute changes it). */
+unsigned int spray_default_paths = 4;
+module_param_cb(spray_paths, &spray_paths_ops, &spray_default_paths, 0644);
+MODULE_PARM_DESC(spray_paths,
+		 "network paths of each RC QP of a new stellar device, 1 (no spraying) to 16 (default 4)");
+
+static u32 spray_hash(const struct ib_device *pdev, u32 qpn)
+{
+	return hash_ptr(pdev, 16) ^ qpn;
+}
+
+/* The QP 0 @qpn on @pdev, with a reference (spray_put()), or NULL. */
+static struct spray_qp *spray_get(struct ib_device *pdev, u32 qpn)
+{
+	struct spray_qp *sq;
+
+	spin_lock_bh(&spray_qps_lock);
+	hash_for_each_possible(spray_qps, sq, node, spray_hash(pdev, qpn)) {
+		if (sq->pdev == pdev && sq->qpn == qpn &&
+		    refcount_inc_not_zero(&sq->ref)) {
+			spin_unlock_bh(&spray_qps_lock);
+			return sq;
+		}
+	}
+	spin_unlock_bh(&spray_qps_lock);
+	return NULL;
+}
+
+static void spray_put(struct spray_qp *sq)
+{
+	if (refcount_dec_and_test(&sq->ref))
+		complete(&sq->idle);
+}
+
+static struct ib_mad_agent *spray_agent_of(struct ib_device *pdev, u32 port)
+{
+	struct ib_mad_agent *agent = NULL;
+	struct spray_agent *a;
+
+	mutex_lock(&spray_agents_lock);
+	list_for_each_entry(a, &spray_agents, entry) {
+		if (a->pdev == pdev && a->port == port) {
+			agent = a->agent;
+			break;
+		}
+	}
+	mutex_unlock(&spray_agents_lock);
+	return agent;
+}
+
+static void spray_send_done(struct ib_mad_agent *agent,
+			    struct ib_mad_send_wc *wc)
+{
+	rdma_destroy_ah(wc->send_buf->ah, 0);
+	ib_free_send_mad(wc->send_buf);
+}
+
+/* Send @op to the peer of @sq.  Context: process, sq->lock held. */
+static void spray_send(struct spray_qp *sq, enum spray_op op)
+{
+	struct rdma_ah_attr av = sq->av;
+	struct ib_mad_send_buf *buf;
+	struct ib_vendor_mad *mad;
+	struct spray_msg *m;
+	struct ib_ah *ah;
+	unsigned int i;
+	u8 n;
+
+	lockdep_assert_held(&sq->lock);
+	if (sq->dead || !sq->have_av || !sq->agent)
+		return;
+	/* The peer's QP1 is reached as path 0 is (its flow label aside). */
+	av.grh.flow_label = 0;
+	ah = rdma_create_ah(sq->agent->qp->pd, &av, RDMA_CREATE_AH_SLEEPABLE);
+	if (IS_ERR(ah)) {
+		stl_dbg(sq->sdev, "QP %u: no address handle for the exchange: %ld\n",
+			sq->qpn, PTR_ERR(ah));
+		stl_count(sq->sdev, STL_CNT_SPRAY_SEND_FAILURES, 1);
+		return;
+	}
+	buf = ib_create_send_mad(sq->agent, 1, 0, 0, IB_MGMT_VENDOR_HDR,
+				 IB_MGMT_VENDOR_DATA, GFP_KERNEL,
+				 IB_MGMT_BASE_VERSION);
+	if (IS_ERR(buf)) {
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		stl_count(sq->sdev, STL_CNT_SPRAY_SEND_FAILURES, 1);
+		return;
+	}
+	buf->ah = ah;
+	buf->timeout_ms = 0;
+	buf->retries = 0;
+	mad = buf->mad;
+	mad->mad_hdr.base_version = IB_MGMT_BASE_VERSION;
+	mad->mad_hdr.mgmt_class = SPRAY_MGMT_CLASS;
+	mad->mad_hdr.class_version = SPRAY_CLASS_VERSION;
+	mad->mad_hdr.method = IB_MGMT_METHOD_SEND;
+	mad->mad_hdr.attr_id = cpu_to_be16(SPRAY_ATTR_PATHS);
+	mad->mad_hdr.tid = cpu_to_be64(((u64)sq->qpn << 8) | op);
+	memcpy(mad->oui, spray_oui, sizeof(spray_oui));
+	m = (struct spray_msg *)mad->data;
+	n = op == SPRAY_OP_OFFER ? sq->want : sq->n;
+	m->version = SPRAY_MSG_VERSION;
+	m->op = op;
+	m->n = n;
+	m->src_qpn = cpu_to_be32(sq->qpn);
+	m->dst_qpn = cpu_to_be32(sq->dqpn);
+	m->path_qpn[0] = m->src_qpn;
+	for (i = 1; i < n; i++)
+		m->path_qpn[i] = cpu_to_be32(sq->pq[i]->qp_num);
+	memcpy(m->src_gid, sq->av.grh.sgid_attr->gid.raw, sizeof(m->src_gid));
+	if (ib_post_send_mad(buf, NULL)) {
+		rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+		ib_free_send_mad(buf);
+		stl_count(sq->sdev, STL_CNT_SPRAY_SEND_FAILURES, 1);
+		return;
+	}
+	stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_SENT, 1);
+}
+
+/* Destroy path QPs @from.. and, with @from 1, their CQ.  sq->lock held. */
+static void spray_drop_paths(struct spray_qp *sq, unsigned int from)
+{
+	unsigned int i;
+
+	for (i = from; i < SPRAY_MAX_PATHS; i++) {
+		if (!sq->pq[i])
+			continue;
+		ib_destroy_qp(sq->pq[i]);
+		sq->pq[i] = NULL;
+		sq->peer[i] = 0;
+		sq->sport[i] = 0;
+	}
+	if (from <= 1 && sq->cq) {
+		ib_free_cq(sq->cq);
+		sq->cq = NULL;
+	}
+	if (sq->n > from)
+		sq->n = max(from, 1U);
+}
+
+/* One path, the exchange over.  sq->lock held. */
+static void spray_single(struct spray_qp *sq, const char *why)
+{
+	spray_drop_paths(sq, 1);
+	sq->n = 1;
+	sq->state = SPRAY_SINGLE;
+	stl_count(sq->sdev, STL_CNT_SPRAY_SINGLE, 1);
+	stl_dbg(sq->sdev, "QP %u stays on one path: %s\n", sq->qpn, why);
+}
+
+/* Make the path QPs (INIT), to offer their numbers.  sq->lock held. */
+static int spray_make_paths(struct spray_qp *sq)
+{
+	struct stl_qp *sqp = sq->sqp;
+	struct ib_pd *ppd = to_stl_pd(sqp->ibqp.pd)->ppd;
+	struct ib_qp_init_attr init = {};
+	struct ib_qp_attr a = {};
+	unsigned int i;
+	int ret;
+
+	sq->cq = ib_alloc_cq(sq->pdev, sq, (sq->want - 1) * SPRAY_PATH_WR + 1,
+			     0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(sq->cq)) {
+		ret = PTR_ERR(sq->cq);
+		sq->cq = NULL;
+		return ret;
+	}
+	init.send_cq = sq->cq;
+	init.recv_cq = sq->cq;
+	init.qp_type = IB_QPT_RC;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.port_num = sq->sdev->pport;
+	init.cap.max_send_wr = SPRAY_PATH_WR;
+	init.cap.max_send_sge = sqp->max_send_sge;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_recv_sge = 1;
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = sq->sdev->pport;
+	a.qp_access_flags = sq->access;
+	for (i = 1; i < sq->want; i++) {
+		sq->pq[i] = ib_create_qp(ppd, &init);
+		if (IS_ERR(sq->pq[i])) {
+			ret = PTR_ERR(sq->pq[i]);
+			sq->pq[i] = NULL;
+			goto err;
+		}
+		ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+		if (ret)
+			goto err;
+	}
+	return 0;
+
+err:
+	spray_drop_paths(sq, 1);
+	return ret;
+}
+
+/*
+ * Connect our paths to the peer's @peer[1..n-1] (RTR, then RTS), each
+ * with its own source port; paths beyond @n go.  sq->lock held.
+ */
+static int spray_connect(struct spray_qp *sq, const __be32 *peer, u8 n)
+{
+	const struct ib_device_attr *pa = &sq->pdev->attrs;
+	struct ib_qp_attr a;
+	u16 sport0, s;
+	unsigned int i;
+	u32 fl;
+	int ret;
+
+	fl = rdma_ah_read_grh(&sq->av)->flow_label;
+	sport0 = rdma_get_udp_sport(fl, sq->qpn, sq->dqpn);
+	sq->sport[0] = sport0;
+	spray_drop_paths(sq, n);
+	for (i = 1; i < n; i++) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IB_QPS_RTR;
+		a.ah_attr = sq->av;
+		/* Port low bits (sport0 + i): flow label (1 << 14) | (s ^ 1). */
+		s = (sport0 + i) & 0x3fff;
+		a.ah_attr.grh.flow_label = BIT(14) | (s ^ 1);
+		a.path_mtu = sq->mtu;
+		a.dest_qp_num = be32_to_cpu(peer[i]);
+		a.rq_psn = 0;
+		a.max_dest_rd_atomic = min_t(int, pa->max_qp_rd_atom, 16);
+		a.min_rnr_timer = 12;
+		ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_AV |
+				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+				   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
+				   IB_QP_MIN_RNR_TIMER);
+		if (ret)
+			return ret;
+		memset(&a, 0, sizeof(a));
+		a.qp_state = IB_QPS_RTS;
+		a.sq_psn = 0;
+		a.timeout = SPRAY_PATH_TIMEOUT;
+		a.retry_cnt = SPRAY_PATH_RETRY;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = min_t(int, pa->max_qp_init_rd_atom, 16);
+		ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_SQ_PSN |
+				   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+				   IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+		if (ret)
+			return ret;
+		sq->peer[i] = be32_to_cpu(peer[i]);
+		sq->sport[i] = 0xc000 | s;
+	}
+	sq->n = n;
+	return 0;
+}
+
+/* Whether the peer's paths in @m are those we are connected to. */
+static bool spray_same_peer(const struct spray_qp *sq,
+			    const struct spray_msg *m)
+{
+	unsigned int i;
+
+	/* An offer names all the peer's paths, the rest only those in use. */
+	if (m->n < sq->n || (m->op != SPRAY_OP_OFFER && m->n != sq->n))
+		return false;
+	for (i = 1; i < sq->n; i++)
+		if (be32_to_cpu(m->path_qpn[i]) != sq->peer[i])
+			return false;
+	return true;
+}
+
+static void spray_arm(struct spray_qp *sq)
+{
+	sq->tries = 1;
+	mod_delayed_work(system_wq, &sq->work, msecs_to_jiffies(SPRAY_RETRY_MS));
+}
+
+/* A peer's message for @sq.  Context: process, sq->lock held. */
+static void spray_handle(struct spray_qp *sq, const struct spray_msg *m)
+{
+	u8 n = min(sq->want, m->n);
+	int ret;
+
+	switch (sq->state) {
+	case SPRAY_OFFERED:
+		if (m->op == SPRAY_OP_CONFIRM)
+			break;
+		if (n < 2) {
+			spray_single(sq, "the peer has one path");
+			if (m->op == SPRAY_OP_OFFER)
+				spray_send(sq, SPRAY_OP_ANSWER);
+			break;
+		}
+		ret = spray_connect(sq, m->path_qpn, n);
+		if (ret) {
+			spray_single(sq, "connecting a path failed");
+			stl_count(sq->sdev, STL_CNT_SPRAY_PATH_FAILURES, 1);
+			if (m->op == SPRAY_OP_OFFER)
+				spray_send(sq, SPRAY_OP_ANSWER);
+			break;
+		}
+		if (m->op == SPRAY_OP_OFFER) {
+			/* Ours answer theirs; theirs are RTR when they confirm. */
+			sq->state = SPRAY_CONNECTED;
+			spray_send(sq, SPRAY_OP_ANSWER);
+			spray_arm(sq);
+		} else {
+			/* An answer: theirs are connected already. */
+			sq->state = SPRAY_UP;
+			stl_count(sq->sdev, STL_CNT_SPRAY_UP, 1);
+			spray_send(sq, SPRAY_OP_CONFIRM);
+		}
+		break;
+	case SPRAY_CONNECTED:
+	case SPRAY_UP:
+		if (!spray_same_peer(sq, m)) {
+			stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_DROPPED, 1);
+			break;
+		}
+		if (m->op == SPRAY_OP_OFFER) {
+			spray_send(sq, SPRAY_OP_ANSWER);
+		} else {
+			if (sq->state == SPRAY_CONNECTED)
+				stl_count(sq->sdev, STL_CNT_SPRAY_UP, 1);
+			sq->state = SPRAY_UP;
+			if (m->op == SPRAY_OP_ANSWER)
+				spray_send(sq, SPRAY_OP_CONFIRM);
+		}
+		break;
+	case SPRAY_SINGLE:
+		/* Tell an offering peer that we have no paths for it. */
+		if (m->op == SPRAY_OP_OFFER)
+			spray_send(sq, SPRAY_OP_ANSWER);
+		break;
+	case SPRAY_IDLE:
+		/* Not at RTR: the peer retries, and we offer at RTR. */
+		break;
+	}
+}
+
+static bool spray_msg_valid(const struct spray_msg *m)
+{
+	unsigned int i;
+
+	if (m->version != SPRAY_MSG_VERSION || m->op < SPRAY_OP_OFFER ||
+	    m->op > SPRAY_OP_CONFIRM || !m->n || m->n > SPRAY_MAX_PATHS ||
+	    m->path_qpn[0] != m->src_qpn)
+		return false;
+	for (i = 0; i < m->n; i++)
+		if (be32_to_cpu(m->path_qpn[i]) > 0xffffff ||
+		    be32_to_cpu(m->path_qpn[i]) < 2)
+			return false;
+	return true;
+}
+
+/*
+ * The source GID of a received MAD: its GRH, or for RoCEv2 over IPv4 the
+ * IPv4 header in the GRH's last 20 bytes, as an IPv4-mapped GID.
+ */
+static int spray_src_gid(const struct ib_mad_recv_wc *wc, union ib_gid *sgid)
+{
+	const union rdma_network_hdr *hdr = (const void *)wc->recv_buf.grh;
+	enum rdma_network_type type = RDMA_NETWORK_IB;
+	union ib_gid dgid;
+
+	if (!(wc->wc->wc_flags & IB_WC_GRH))
+		return -EINVAL;
+	if (wc->wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE)
+		type = wc->wc->network_hdr_type;
+	return ib_get_gids_from_rdma_hdr(hdr, type, sgid, &dgid);
+}
+
+static void spray_recv(struct ib_mad_agent *agent,
+		       struct ib_mad_send_buf *send_buf,
+		       struct ib_mad_recv_wc *wc)
+{
+	const struct ib_vendor_mad *mad = (void *)wc->recv_buf.mad;
+	const struct spray_msg *m = (const void *)mad->data;
+	const struct ib_global_route *grh;
+	union ib_gid sgid;
+	struct spray_qp *sq;
+
+	if (mad->mad_hdr.method != IB_MGMT_METHOD_SEND ||
+	    mad->mad_hdr.attr_id != cpu_to_be16(SPRAY_ATTR_PATHS) ||
+	    mad->mad_hdr.class_version != SPRAY_CLASS_VERSION ||
+	    memcmp(mad->oui, spray_oui, sizeof(spray_oui)) ||
+	    !spray_msg_valid(m) || spray_src_gid(wc, &sgid)) {
+		pr_debug("%s: malformed path exchange message dropped\n",
+			 dev_name(&agent->device->dev));
+		goto out;
+	}
+	sq = spray_get(agent->device, be32_to_cpu(m->dst_qpn));
+	if (!sq)
+		goto out;
+	mutex_lock(&sq->lock);
+	grh = rdma_ah_read_grh(&sq->av);
+	stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_RECEIVED, 1);
+	/* Only from the address and QP that QP 0 is connected to. */
+	if (sq->dead || !sq->have_av || be32_to_cpu(m->src_qpn) != sq->dqpn ||
+	    memcmp(m->src_gid, grh->dgid.raw, sizeof(m->src_gid)) ||
+	    memcmp(sgid.raw, grh->dgid.raw, sizeof(sgid.raw)))
+		stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_DROPPED, 1);
+	else
+		spray_handle(sq, m);
+	mutex_unlock(&sq->lock);
+	spray_put(sq);
+out:
+	ib_free_recv_mad(wc);
+}
+
+static void spray_retry(struct work_struct *work)
+{
+	struct spray_qp *sq = container_of(to_delayed_work(work),
+					   struct spray_qp, work);
+
+	mutex_lock(&sq->lock);
+	if (sq->dead ||
+	    (sq->state != SPRAY_OFFERED && sq->state != SPRAY_CONNECTED))
+		goto out;
+	if (sq->tries >= SPRAY_TRIES) {
+		stl_count(sq->sdev, STL_CNT_SPRAY_TIMEOUTS, 1);
+		spray_single(sq, "no answer from the peer");
+		goto out;
+	}
+	sq->tries++;
+	spray_send(sq, sq->state == SPRAY_OFFERED ? SPRAY_OP_OFFER :
+		   SPRAY_OP_ANSWER);
+	mod_delayed_work(system_wq, &sq->work, msecs_to_jiffies(SPRAY_RETRY_MS));
+out:
+	mutex_unlock(&sq->lock);
+}
+
+/**
+ * spray_qp_kmem() - module memory of a QP's paths (its kmem charge)
+ *
+ * Return: bytes.
+ */
+size_t spray_qp_kmem(void)
+{
+	return sizeof(struct spray_qp);
+}
+
+/**
+ * spray_qp_create() - give a new RC QP its path bookkeeping
+ * @sqp: the virtual QP, its parent QP 0 made
+ * @sdev: its device
+ *
+ * Nothing is made on the parent yet: paths come at RTR.  A QP of a device
+ * whose spray_paths is 1, of a ring device, or not RC has none.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev)
+{
+	struct spray_qp *sq;
+	u8 want = READ_ONCE(sdev->spray_paths);
+
+	if (sqp->ibqp.qp_type != IB_QPT_RC || sdev->rings || want < 2)
+		return 0;
+	sq = kzalloc(sizeof(*sq), GFP_KERNEL);
+	if (!sq)
+		return -ENOMEM;
+	sq->sqp = sqp;
+	sq->sdev = sdev;
+	sq->pdev = sdev->pdev;
+	sq->qpn = sqp->pqp->qp_num;
+	sq->want = want;
+	sq->n = 1;
+	sq->agent = spray_agent_of(sdev->pdev, sdev->pport);
+	mutex_init(&sq->lock);
+	INIT_DELAYED_WORK(&sq->work, spray_retry);
+	init_completion(&sq->idle);
+	refcount_set(&sq->ref, 1);
+	spin_lock_bh(&spray_qps_lock);
+	hash_add(spray_qps, &sq->node, spray_hash(sq->pdev, sq->qpn));
+	spin_unlock_bh(&spray_qps_lock);
+	sqp->spray = sq;
+	return 0;
+}
+
+/**
+ * spray_qp_destroy() - take a QP's paths down and free them
+ * @sqp: the virtual QP (its parent QP 0 still exists)
+ *
+ * Context: process; waits for a message handler using it and for its
+ * retry work.
+ */
+void spray_qp_destroy(struct stl_qp *sqp)
+{
+	struct spray_qp *sq = sqp->spray;
+
+	if (!sq)
+		return;
+	spin_lock_bh(&spray_qps_lock);
+	hash_del(&sq->node);
+	spin_unlock_bh(&spray_qps_lock);
+	mutex_lock(&sq->lock);
+	sq->dead = true;
+	mutex_unlock(&sq->lock);
+	cancel_delayed_work_sync(&sq->work);
+	spray_put(sq);
+	wait_for_completion(&sq->idle);
+	spray_drop_paths(sq, 1);
+	if (sq->have_av)
+		rdma_destroy_ah_attr(&sq->av);
+	sqp->spray = NULL;
+	kfree(sq);
+}
+
+/**
+ * spray_qp_modified() - follow QP 0 through its states
+ * @sqp: the virtual QP, just modified (its modify_lock held)
+ * @attr: the attributes as the application gave them
+ * @pattr: the same for the parent (its address vector on the parent)
+ * @mask: what changed
+ *
+ * Records what the paths copy from QP 0 (access flags, MTU, the address
+ * vector and the peer's QP); at RTR makes the paths and offers them;
+ * RESET or ERROR takes them down.
+ */
+void spray_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
+		       const struct ib_qp_attr *pattr, int mask)
+{
+	struct spray_qp *sq = sqp->spray;
+	int ret;
+
+	if (!sq)
+		return;
+	mutex_lock(&sq->lock);
+	if (mask & IB_QP_ACCESS_FLAGS)
+		sq->access = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		sq->mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		sq->dqpn = attr->dest_qp_num;
+	if (mask & IB_QP_AV) {
+		if (sq->have_av)
+			rdma_destroy_ah_attr(&sq->av);
+		rdma_copy_ah_attr(&sq->av, &pattr->ah_attr);
+		sq->have_av = true;
+	}
+	if (!(mask & IB_QP_STATE))
+		goto out;
+	switch (attr->qp_state) {
+	case IB_QPS_RESET:
+	case IB_QPS_ERR:
+		cancel_delayed_work(&sq->work);
+		spray_drop_paths(sq, 1);
+		sq->n = 1;
+		sq->state = attr->qp_state == IB_QPS_RESET ? SPRAY_IDLE :
+			    SPRAY_SINGLE;
+		break;
+	case IB_QPS_RTR:
+		if (sq->state != SPRAY_IDLE || !sq->have_av || !sq->agent)
+			break;
+		ret = spray_make_paths(sq);
+		if (ret) {
+			stl_count(sq->sdev, STL_CNT_SPRAY_PATH_FAILURES, 1);
+			spray_single(sq, "making the paths failed");
+			break;
+		}
+		sq->state = SPRAY_OFFERED;
+		spray_send(sq, SPRAY_OP_OFFER);
+		spray_arm(sq);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&sq->lock);
+}
+
+/**
+ * spray_fill_res_qp_entry() - a QP's paths, for `rdma res show qp -dd`
+ * @msg: the netlink message
+ * @ibqp: the virtual QP
+ *
+ * Return: 0, or -EMSGSIZE if @msg is full.
+ */
+int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct spray_qp *sq = to_stl_qp(ibqp)->spray;
+	struct nlattr *table;
+	char name[24];
+	unsigned int i;
+	int ret = 0;
+
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	if (!sq) {
+		if (rdma_nl_put_driver_string(msg, "spray", "off") ||
+		    rdma_nl_put_driver_u32(msg, "spray_paths", 1))
+			goto err;
+		nla_nest_end(msg, table);
+		return 0;
+	}
+	mutex_lock(&sq->lock);
+	if (rdma_nl_put_driver_string(msg, "spray",
+				      spray_state_names[sq->state]) ||
+	    rdma_nl_put_driver_u32(msg, "spray_paths", sq->n))
+		ret = -EMSGSIZE;
+	for (i = 1; !ret && i < sq->n; i++) {
+		snprintf(name, sizeof(name), "path%u_qpn", i);
+		if (rdma_nl_put_driver_u32(msg, name, sq->pq[i]->qp_num))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_peer_qpn", i);
+		if (!ret && rdma_nl_put_driver_u32(msg, name, sq->peer[i]))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_sport", i);
+		if (!ret && rdma_nl_put_driver_u32(msg, name, sq->sport[i]))
+			ret = -EMSGSIZE;
+	}
+	mutex_unlock(&sq->lock);
+	if (ret)
+		goto err;
+	nla_nest_end(msg, table);
+	return 0;
+err:
+	nla_nest_cancel(msg, table);
+	return -EMSGSIZE;
+}
+
+/**
+ * spray_parent_add() - register the path exchange's MAD agent on a parent
+ * @pdev: a new RDMA device (from the ib_client add callback)
+ *
+ * One agent per RoCE port.  A port where registration fails only loses
+ * spraying (its QPs stay on one path); that is logged.
+ */
+void spray_parent_add(struct ib_device *pdev)
+{
+	struct ib_mad_reg_req req = {
+		.mgmt_class = SPRAY_MGMT_CLASS,
+		.mgmt_class_version = SPRAY_CLASS_VERSION,
+	};
+	struct ib_mad_agent *agent;
+	struct spray_agent *a;
+	u32 port;
+
+	memcpy(req.oui, spray_oui, sizeof(spray_oui));
+	set_bit(IB_MGMT_METHOD_SEND, req.method_mask);
+	rdma_for_each_port(pdev, port) {
+		if (!rdma_protocol_roce(pdev, port))
+			continue;
+		a = kzalloc(sizeof(*a), GFP_KERNEL);
+		if (!a)
+			return;
+		agent = ib_register_mad_agent(pdev, port, IB_QPT_GSI, &req, 0,
+					      spray_send_done, spray_recv,
+					      NULL, 0);
+		if (IS_ERR(agent)) {
+			dev_info(&pdev->dev,
+				 "port %u: no path exchange (MAD agent: %ld), its Stellar QPs use one path\n",
+				 port, PTR_ERR(agent));
+			kfree(a);
+			continue;
+		}
+		a->pdev = pdev;
+		a->port = port;
+		a->agent = agent;
+		mutex_lock(&spray_agents_lock);
+		list_add_tail(&a->entry, &spray_agents);
+		mutex_unlock(&spray_agents_lock);
+	}
+}
+
+/**
+ * spray_parent_remove() - unregister a parent's MAD agents
+ * @pdev: the parent, whose Stellar devices (and so QPs) are all gone
+ */
+void spray_parent_remove(struct ib_device *pdev)
+{
+	struct spray_agent *a, *tmp;
+	LIST_HEAD(gone);
+
+	mutex_lock(&spray_agents_lock);
+	list_for_each_entry_safe(a, tmp, &spray_agents, entry)
+		if (a->pdev == pdev)
+			list_move(&a->entry, &gone);
+	mutex_unlock(&spray_agents_lock);
+	list_for_each_entry_safe(a, tmp, &gone, entry) {
+		ib_unregister_mad_agent(a->agent);
+		kfree(a);
+	}
+}

@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# 45-spray.sh - the paths of RC QPs (spray/spray_path.c), sourced by
+# vm-one.sh: the spray_paths attribute and module parameter, the path
+# exchange between two Stellar devices (vendor MADs on rxe0's QP1, looped
+# back), a plain rxe peer that never answers, and spraying turned off.
+# Work requests still go on path 0 only; these check the paths themselves:
+# parent QPs that exist on rxe0, connected crosswise, one source port each.
+
+# Parent QP numbers of rxe0 (its own and every Stellar device's).
+rxe0_qpns() { rdma res show qp link rxe0/1 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }'; }
+
+s_spray_paths_attribute() {
+	local d v bad
+	v=$(cat /sys/module/stellar/parameters/spray_paths 2>&1)
+	[[ $v == 4 ]] || why "module parameter spray_paths is '$v', want the default 4"
+	for d in stellar0 stellar1; do
+		v=$(cat "/sys/class/infiniband/$d/spray_paths" 2>&1)
+		[[ $v == 4 ]] || why "$d spray_paths is '$v', want 4"
+	done
+	d=/sys/class/infiniband/stellar0/spray_paths
+	for bad in 0 17 255 -1 banana; do
+		if (echo "$bad" >"$d") 2>/dev/null; then
+			why "spray_paths accepted '$bad'"
+		fi
+	done
+	[[ $(cat "$d") == 4 ]] || why "spray_paths reads $(cat "$d") after refused writes"
+	if (echo 17 >/sys/module/stellar/parameters/spray_paths) 2>/dev/null; then
+		why "the module parameter accepted 17"
+	fi
+	echo 16 >"$d" || why "writing 16 failed"
+	[[ $(cat "$d") == 16 ]] || why "spray_paths reads $(cat "$d") after writing 16"
+	echo 4 >"$d"
+	dmesg | grep -E 'spray_paths' | tail -n 4
+	[[ -z $WHY ]]
+}
+
+# ib_write_bw for $3 s from device $1 to server device $2 (TCP port $4);
+# while it runs, $5 (a function) looks at the QPs.
+spray_during_write_bw() {
+	local cdev=$1 sdev=$2 secs=$3 port=$4 check=$5 log=$STL_LOGDIR/spray-$1-$2 rc=0 cpid
+	start_server "$port" 30 "$log.server" \
+		ib_write_bw -d "$sdev" -x "$STL_GIDX" -F -p "$port" -s 65536 -D "$secs" || return 1
+	run_client_retry 10 "$log.client" \
+		ib_write_bw -d "$cdev" -x "$STL_GIDX" -F -p "$port" -s 65536 -D "$secs" "$STL_MY_IP" &
+	cpid=$!
+	bg_track "$cpid"
+	sleep $((secs / 2 + 1))
+	"$check"
+	wait "$cpid" || rc=$?
+	wait_exit "$SERVER_PID" 30 || why "server still running 30 s after the client ended"
+	((rc == 0)) || why "client exited $rc"
+	grep -qE '^ *65536 ' "$log.client" || why "client printed no bandwidth line"
+}
+
+spray_check_stellar_pair() {
+	local a b i n q0 q1 qpns s sports=""
+	a=$(spray_qps stellar0)
+	b=$(spray_qps stellar1)
+	echo "stellar0: $a"
+	echo "stellar1: $b"
+	[[ $(wc -l <<<"$a") == 1 && $(wc -l <<<"$b") == 1 ]] ||
+		{ why "want one RC QP with paths on each device"; return 1; }
+	for q0 in "$a" "$b"; do
+		[[ $(spray_attr "$q0" spray) == up ]] || why "a QP's spray state is '$(spray_attr "$q0" spray)', want up"
+		[[ $(spray_attr "$q0" spray_paths) == 4 ]] || why "a QP has '$(spray_attr "$q0" spray_paths)' paths, want 4"
+	done
+	qpns=$(rxe0_qpns | tr '\n' ' ')
+	echo "rxe0 QPs: $qpns"
+	n=$(spray_attr "$a" spray_paths)
+	for ((i = 1; i < n; i++)); do
+		q0=$(spray_attr "$a" "path${i}_qpn")
+		q1=$(spray_attr "$b" "path${i}_qpn")
+		[[ $(spray_attr "$a" "path${i}_peer_qpn") == "$q1" ]] ||
+			why "stellar0 path $i goes to QP $(spray_attr "$a" "path${i}_peer_qpn"), stellar1's path $i is $q1"
+		[[ $(spray_attr "$b" "path${i}_peer_qpn") == "$q0" ]] ||
+			why "stellar1 path $i goes to QP $(spray_attr "$b" "path${i}_peer_qpn"), stellar0's path $i is $q0"
+		[[ " $qpns " == *" $q0 "* && " $qpns " == *" $q1 "* ]] ||
+			why "path $i QPs $q0/$q1 are not parent QPs of rxe0"
+		s=$(spray_attr "$a" "path${i}_sport")
+		((s >= 49152 && s <= 65535)) || why "path $i source port '$s' is outside 49152..65535"
+		[[ " $sports " != *" $s "* ]] || why "two paths share source port $s"
+		sports+=" $s"
+	done
+	echo "stellar0 paths' source ports:$sports"
+}
+
+s_spray_exchange_stellar_peers() {
+	local up0 up1 sent0 after before
+	up0=$(stat_counter stellar0 spray_qps_up)
+	up1=$(stat_counter stellar1 spray_qps_up)
+	sent0=$(stat_counter stellar0 spray_msgs_sent)
+	before=$(rxe0_qpns | wc -l)
+	spray_during_write_bw stellar0 stellar1 8 18700 spray_check_stellar_pair
+	rdma statistic show link stellar0/1 | tr ' ' '\n' | grep -A1 '^spray_' | paste - - | tr '\t' ' ' | grep -v -- '^--'
+	(($(stat_counter stellar0 spray_qps_up) == up0 + 1)) || why "stellar0 spray_qps_up went $up0 -> $(stat_counter stellar0 spray_qps_up), want +1"
+	(($(stat_counter stellar1 spray_qps_up) == up1 + 1)) || why "stellar1 spray_qps_up went $up1 -> $(stat_counter stellar1 spray_qps_up), want +1"
+	(($(stat_counter stellar0 spray_msgs_sent) > sent0)) || why "stellar0 sent no exchange message"
+	after=$(rxe0_qpns | wc -l)
+	((after == before)) || why "rxe0 has $after QPs after the run, $before before: paths left behind"
+	[[ -z $WHY ]]
+}
+
+spray_check_plain_peer() {
+	local a
+	a=$(spray_qps stellar0)
+	echo "stellar0: $a"
+	[[ $(spray_attr "$a" spray) == single ]] || why "spray state '$(spray_attr "$a" spray)' against plain rxe0, want single"
+	[[ $(spray_attr "$a" spray_paths) == 1 ]] || why "'$(spray_attr "$a" spray_paths)' paths against plain rxe0, want 1"
+}
+
+s_spray_plain_peer_stays_on_one_path() {
+	local t0 s0 before
+	t0=$(stat_counter stellar0 spray_timeouts)
+	s0=$(stat_counter stellar0 spray_qps_single)
+	before=$(rxe0_qpns | wc -l)
+	# Ten tries 200 ms apart: single after ~2 s; the check comes at 5 s.
+	spray_during_write_bw stellar0 rxe0 8 18701 spray_check_plain_peer
+	(($(stat_counter stellar0 spray_timeouts) == t0 + 1)) || why "spray_timeouts went $t0 -> $(stat_counter stellar0 spray_timeouts), want +1"
+	(($(stat_counter stellar0 spray_qps_single) == s0 + 1)) || why "spray_qps_single went $s0 -> $(stat_counter stellar0 spray_qps_single), want +1"
+	(($(rxe0_qpns | wc -l) == before)) || why "rxe0 QPs left behind"
+	[[ -z $WHY ]]
+}
+
+s_spray_off_with_one_path() {
+	local d s0 s1
+	for d in stellar0 stellar1; do echo 1 >"/sys/class/infiniband/$d/spray_paths"; done
+	s0=$(stat_counter stellar0 spray_msgs_sent)
+	s1=$(stat_counter stellar1 spray_msgs_sent)
+	pingpong_local ibv_rc_pingpong stellar1 stellar0 18702 -n 200 -c
+	for d in stellar0 stellar1; do echo 4 >"/sys/class/infiniband/$d/spray_paths"; done
+	(($(stat_counter stellar0 spray_msgs_sent) == s0 && $(stat_counter stellar1 spray_msgs_sent) == s1)) ||
+		why "exchange messages sent with spray_paths 1"
+	[[ -z $WHY ]]
+}
+
+scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
+scenario spray_exchange_connects_paths_stellar0_stellar1 s_spray_exchange_stellar_peers
+scenario spray_plain_rxe_peer_stays_on_one_path s_spray_plain_peer_stays_on_one_path
+scenario spray_off_with_one_path s_spray_off_with_one_path
