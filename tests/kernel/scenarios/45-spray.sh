@@ -37,16 +37,18 @@ s_spray_paths_attribute() {
 }
 
 # ib_write_bw for $3 s from device $1 to server device $2 (TCP port $4);
-# while it runs, $5 (a function) looks at the QPs.
+# while it runs, $5 (a function) looks at the QPs, $6 s after the start
+# (default: half way).
 spray_during_write_bw() {
-	local cdev=$1 sdev=$2 secs=$3 port=$4 check=$5 log=$STL_LOGDIR/spray-$1-$2 rc=0 cpid
+	local cdev=$1 sdev=$2 secs=$3 port=$4 check=$5 delay=${6:-$(($3 / 2 + 1))}
+	local log=$STL_LOGDIR/spray-$1-$2 rc=0 cpid
 	start_server "$port" 30 "$log.server" \
 		ib_write_bw -d "$sdev" -x "$STL_GIDX" -F -p "$port" -s 65536 -D "$secs" || return 1
 	run_client_retry 10 "$log.client" \
 		ib_write_bw -d "$cdev" -x "$STL_GIDX" -F -p "$port" -s 65536 -D "$secs" "$STL_MY_IP" &
 	cpid=$!
 	bg_track "$cpid"
-	sleep $((secs / 2 + 1))
+	sleep "$delay"
 	"$check"
 	wait "$cpid" || rc=$?
 	wait_exit "$SERVER_PID" 30 || why "server still running 30 s after the client ended"
@@ -135,7 +137,86 @@ s_spray_off_with_one_path() {
 	[[ -z $WHY ]]
 }
 
+# The umad device of rxe0's port 1.
+rxe0_umad() {
+	local d
+	for d in /sys/class/infiniband_mad/umad*; do
+		[[ $(cat "$d/ibdev" 2>/dev/null) == rxe0 && $(cat "$d/port" 2>/dev/null) == 1 ]] &&
+			echo "/dev/infiniband/${d##*/}"
+	done
+}
+
+# Send one exchange message to stellar1's QP through ib_umad (as any host
+# can) and check what stellar1's counters did: $1 what it is, $2 and $3
+# the changes of spray_msgs_received and spray_msgs_dropped to expect,
+# the rest stl_spray_mad's options.
+spray_hostile() {
+	local what=$1 want_r=$2 want_d=$3 r0 d0 r1 d1 i
+	shift 3
+	r0=$(stat_counter stellar1 spray_msgs_received)
+	d0=$(stat_counter stellar1 spray_msgs_dropped)
+	build/tests/stl_spray_mad -u "$UMAD" -g "$STL_GIDX" -D "$STL_MY_IP" "$@" >/dev/null ||
+		{ why "$what: stl_spray_mad failed"; return 1; }
+	# the receive side runs in ib_mad's work queue: give it a moment
+	for ((i = 0; i < 20; i++)); do
+		r1=$(stat_counter stellar1 spray_msgs_received)
+		d1=$(stat_counter stellar1 spray_msgs_dropped)
+		((r1 - r0 >= want_r && d1 - d0 >= want_d)) && break
+		sleep 0.1
+	done
+	((want_r == 0)) && sleep 0.5 && r1=$(stat_counter stellar1 spray_msgs_received) &&
+		d1=$(stat_counter stellar1 spray_msgs_dropped)
+	echo "$what: received +$((r1 - r0)), dropped +$((d1 - d0))"
+	((r1 - r0 == want_r && d1 - d0 == want_d)) ||
+		why "$what: stellar1 received +$((r1 - r0)) dropped +$((d1 - d0)), want +$want_r +$want_d"
+}
+
+spray_check_hostile() {
+	local a b q0 q1 p1 p2 p3 b2
+	a=$(spray_qps stellar0)
+	b=$(spray_qps stellar1)
+	echo "stellar0: $a"
+	echo "stellar1: $b"
+	[[ $(spray_attr "$b" spray) == up ]] || { why "stellar1's QP is not up before the test: $b"; return 1; }
+	q0=$(spray_attr "$a" lqpn)
+	q1=$(spray_attr "$b" lqpn)
+	p1=$(spray_attr "$a" path1_qpn)
+	p2=$(spray_attr "$a" path2_qpn)
+	p3=$(spray_attr "$a" path3_qpn)
+	UMAD=$(rxe0_umad)
+	[[ -n $UMAD ]] || { why "no umad device for rxe0 port 1"; return 1; }
+	# malformed: never looked up
+	spray_hostile "version 2" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -v 2
+	spray_hostile "op 9" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -o 9
+	spray_hostile "0 paths" 0 0 -s "$q0" -t "$q1" -n 0
+	spray_hostile "17 paths" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -n 17
+	spray_hostile "a path QPN over 24 bits" 0 0 -s "$q0" -t "$q1" -q "$p1,16777216,$p3"
+	spray_hostile "path 0 not the source QP" 0 0 -s "$q0" -t "$q1" -q "0:$((q0 + 1)),$p1,$p2,$p3"
+	spray_hostile "another OUI" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -O 0x001122
+	spray_hostile "a QP that does not exist" 0 0 -s "$q0" -t $((q1 + 1000)) -q "$p1,$p2,$p3"
+	# well-formed, not from the QP's peer, or not its paths: dropped
+	spray_hostile "another source QP" 1 1 -s $((q0 + 1)) -t "$q1" -q "0:$((q0 + 1)),$p1,$p2,$p3"
+	spray_hostile "another source GID" 1 1 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -G 10.9.9.9
+	spray_hostile "an offer of other paths" 1 1 -s "$q0" -t "$q1" -q "$((p1 + 100)),$p2,$p3"
+	spray_hostile "a refusal while up" 1 1 -o 2 -n 1 -s "$q0" -t "$q1"
+	# the peer's own messages again: harmless
+	spray_hostile "a duplicate confirmation" 1 0 -o 3 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
+	# (stellar1 answers it again, stellar0 confirms again: 2 received)
+	spray_hostile "a duplicate offer" 2 0 -o 1 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
+	b2=$(spray_qps stellar1)
+	[[ $b2 == "$b" ]] || why "stellar1's QP changed: '$b2', was '$b'"
+	echo "stellar1 after: $b2"
+}
+
+s_spray_hostile_messages() {
+	modprobe ib_umad || { why "modprobe ib_umad failed"; return 1; }
+	spray_during_write_bw stellar0 stellar1 30 18703 spray_check_hostile 5
+	dmesg | grep -iE 'spray|stellar.*(warn|oops|bug)' | tail -n 5
+	[[ -z $WHY ]]
+}
+
 scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
 scenario spray_exchange_connects_paths_stellar0_stellar1 s_spray_exchange_stellar_peers
 scenario spray_plain_rxe_peer_stays_on_one_path s_spray_plain_peer_stays_on_one_path
 scenario spray_off_with_one_path s_spray_off_with_one_path
+scenario spray_hostile_exchange_messages_are_dropped s_spray_hostile_messages
