@@ -78,16 +78,36 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "u:g:D:G:s:t:o:v:n:q:O:")) != -1) {
 		switch (opt) {
-		case 'u': umad = optarg; break;
-		case 'g': gidx = atoi(optarg); break;
-		case 'D': dip = optarg; break;
-		case 'G': sip = optarg; break;
-		case 's': src = strtoul(optarg, NULL, 0); break;
-		case 't': dst = strtoul(optarg, NULL, 0); break;
-		case 'o': op = atoi(optarg); break;
-		case 'v': version = atoi(optarg); break;
-		case 'n': n = atoi(optarg); break;
-		case 'O': oui = strtoul(optarg, NULL, 0); break;
+		case 'u':
+			umad = optarg;
+			break;
+		case 'g':
+			gidx = atoi(optarg);
+			break;
+		case 'D':
+			dip = optarg;
+			break;
+		case 'G':
+			sip = optarg;
+			break;
+		case 's':
+			src = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			dst = strtoul(optarg, NULL, 0);
+			break;
+		case 'o':
+			op = atoi(optarg);
+			break;
+		case 'v':
+			version = atoi(optarg);
+			break;
+		case 'n':
+			n = atoi(optarg);
+			break;
+		case 'O':
+			oui = strtoul(optarg, NULL, 0);
+			break;
 		case 'q':
 			s = optarg;
 			if (!strncmp(s, "0:", 2)) {
@@ -100,7 +120,8 @@ int main(int argc, char **argv)
 			     tok = strtok(NULL, ","))
 				qpn[nq++] = strtoul(tok, NULL, 0);
 			break;
-		default: usage();
+		default:
+			usage();
 		}
 	}
 	if (!umad || gidx < 0 || !dip || !src || !dst)
