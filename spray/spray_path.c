@@ -57,6 +57,8 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 #define SPRAY_TRIES		10
 /* Work requests a path QP holds (the scheduler's credit bounds it). */
 #define SPRAY_PATH_WR		64
+/* Each path is checked this often while up (a zero-length RDMA WRITE). */
+#define SPRAY_PROBE_MS		1000
 /* Path QPs' own RC timers: ~67 ms local ACK timeout, 7 retries. */
 #define SPRAY_PATH_TIMEOUT	14
 #define SPRAY_PATH_RETRY	7
@@ -144,6 +146,14 @@ static const char *const spray_state_names[] = {
  * @pq: path QPs, [0] unused (QP 0 is @sqp's parent QP)
  * @peer: the peer's path QPs
  * @sport: UDP source port of each path
+ * @probe_work: checks every path that is up, every SPRAY_PROBE_MS
+ * @probe_cqe: the completion of each path's check
+ * @probe_busy: a path's check is outstanding
+ * @probe_last: how a path's last check ended (enum spray_probe)
+ * @probe_ok: a path's checks that came back
+ *
+ * The probe fields are atomics: the completion handler (the CQ's work)
+ * takes no lock, so that freeing the CQ under @lock cannot wait for it.
  */
 struct spray_qp {
 	struct hlist_node node;
@@ -170,6 +180,24 @@ struct spray_qp {
 	struct ib_qp *pq[SPRAY_MAX_PATHS];
 	u32 peer[SPRAY_MAX_PATHS];
 	u16 sport[SPRAY_MAX_PATHS];
+	struct delayed_work probe_work;
+	struct ib_cqe probe_cqe[SPRAY_MAX_PATHS];
+	atomic_t probe_busy[SPRAY_MAX_PATHS];
+	atomic_t probe_last[SPRAY_MAX_PATHS];
+	atomic_t probe_ok[SPRAY_MAX_PATHS];
+};
+
+/* How a path's last check ended. */
+enum spray_probe {
+	SPRAY_PROBE_NONE,
+	SPRAY_PROBE_OK,
+	SPRAY_PROBE_FAILED,
+};
+
+static const char *const spray_probe_names[] = {
+	[SPRAY_PROBE_NONE] = "probing",
+	[SPRAY_PROBE_OK] = "up",
+	[SPRAY_PROBE_FAILED] = "down",
 };
 
 /**
@@ -393,6 +421,9 @@ static int spray_make_paths(struct spray_qp *sq)
 	a.port_num = sq->sdev->pport;
 	a.qp_access_flags = sq->access;
 	for (i = 1; i < sq->want; i++) {
+		atomic_set(&sq->probe_busy[i], 0);
+		atomic_set(&sq->probe_last[i], SPRAY_PROBE_NONE);
+		atomic_set(&sq->probe_ok[i], 0);
 		sq->pq[i] = ib_create_qp(ppd, &init);
 		if (IS_ERR(sq->pq[i])) {
 			ret = PTR_ERR(sq->pq[i]);
@@ -486,6 +517,73 @@ static void spray_arm(struct spray_qp *sq)
 	mod_delayed_work(system_wq, &sq->work, msecs_to_jiffies(SPRAY_RETRY_MS));
 }
 
+/*
+ * A path's check came back.  Flushes (the path being taken down) say
+ * nothing about the path.  Context: the CQ's work; takes no lock.
+ */
+static void spray_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct spray_qp *sq = cq->cq_context;
+	unsigned int i = wc->wr_cqe - sq->probe_cqe;
+
+	if (WARN_ON_ONCE(i >= SPRAY_MAX_PATHS))
+		return;
+	atomic_set(&sq->probe_busy[i], 0);
+	if (wc->status == IB_WC_SUCCESS) {
+		atomic_set(&sq->probe_last[i], SPRAY_PROBE_OK);
+		atomic_inc(&sq->probe_ok[i]);
+		stl_count(sq->sdev, STL_CNT_SPRAY_PROBES, 1);
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
+		stl_count(sq->sdev, STL_CNT_SPRAY_PROBE_FAILURES, 1);
+		ibdev_dbg(&sq->sdev->ibdev, "QP %u path %u: check failed: %s\n",
+			  sq->qpn, i, ib_wc_status_msg(wc->status));
+	}
+}
+
+/*
+ * Check every path of an up QP that is not down: a zero-length RDMA WRITE
+ * (no memory is touched at either end, C9-88), signaled.  Its completion
+ * says the path carries traffic both ways.
+ */
+static void spray_probe(struct work_struct *work)
+{
+	struct spray_qp *sq = container_of(to_delayed_work(work),
+					   struct spray_qp, probe_work);
+	struct ib_rdma_wr wr = {};
+	unsigned int i;
+
+	mutex_lock(&sq->lock);
+	if (sq->dead || sq->state != SPRAY_UP)
+		goto out;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	for (i = 1; i < sq->n; i++) {
+		if (atomic_read(&sq->probe_last[i]) == SPRAY_PROBE_FAILED ||
+		    atomic_cmpxchg(&sq->probe_busy[i], 0, 1))
+			continue;
+		sq->probe_cqe[i].done = spray_probe_done;
+		wr.wr.wr_cqe = &sq->probe_cqe[i];
+		if (ib_post_send(sq->pq[i], &wr.wr, NULL)) {
+			atomic_set(&sq->probe_busy[i], 0);
+			atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
+			stl_count(sq->sdev, STL_CNT_SPRAY_PROBE_FAILURES, 1);
+		}
+	}
+	queue_delayed_work(system_wq, &sq->probe_work,
+			   msecs_to_jiffies(SPRAY_PROBE_MS));
+out:
+	mutex_unlock(&sq->lock);
+}
+
+/* Both sides are connected: the paths' checks begin.  sq->lock held. */
+static void spray_up(struct spray_qp *sq)
+{
+	sq->state = SPRAY_UP;
+	stl_count(sq->sdev, STL_CNT_SPRAY_UP, 1);
+	mod_delayed_work(system_wq, &sq->probe_work, 0);
+}
+
 /* A peer's message for @sq.  Context: process, sq->lock held. */
 static void spray_handle(struct spray_qp *sq, const struct spray_msg *m)
 {
@@ -517,8 +615,7 @@ static void spray_handle(struct spray_qp *sq, const struct spray_msg *m)
 			spray_arm(sq);
 		} else {
 			/* An answer: theirs are connected already. */
-			sq->state = SPRAY_UP;
-			stl_count(sq->sdev, STL_CNT_SPRAY_UP, 1);
+			spray_up(sq);
 			spray_send(sq, SPRAY_OP_CONFIRM);
 		}
 		break;
@@ -532,8 +629,7 @@ static void spray_handle(struct spray_qp *sq, const struct spray_msg *m)
 			spray_send(sq, SPRAY_OP_ANSWER);
 		} else {
 			if (sq->state == SPRAY_CONNECTED)
-				stl_count(sq->sdev, STL_CNT_SPRAY_UP, 1);
-			sq->state = SPRAY_UP;
+				spray_up(sq);
 			if (m->op == SPRAY_OP_ANSWER)
 				spray_send(sq, SPRAY_OP_CONFIRM);
 		}
@@ -680,6 +776,7 @@ int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev)
 	sq->agent = spray_agent_of(sdev->pdev, sdev->pport);
 	mutex_init(&sq->lock);
 	INIT_DELAYED_WORK(&sq->work, spray_retry);
+	INIT_DELAYED_WORK(&sq->probe_work, spray_probe);
 	init_completion(&sq->idle);
 	refcount_set(&sq->ref, 1);
 	spin_lock_bh(&spray_qps_lock);
@@ -709,6 +806,7 @@ void spray_qp_destroy(struct stl_qp *sqp)
 	sq->dead = true;
 	mutex_unlock(&sq->lock);
 	cancel_delayed_work_sync(&sq->work);
+	cancel_delayed_work_sync(&sq->probe_work);
 	spray_put(sq);
 	wait_for_completion(&sq->idle);
 	spray_drop_paths(sq, 1);
@@ -820,6 +918,14 @@ int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 			ret = -EMSGSIZE;
 		snprintf(name, sizeof(name), "path%u_sport", i);
 		if (!ret && rdma_nl_put_driver_u32(msg, name, sq->sport[i]))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_state", i);
+		if (!ret && rdma_nl_put_driver_string(msg, name,
+				spray_probe_names[atomic_read(&sq->probe_last[i])]))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_checks", i);
+		if (!ret && rdma_nl_put_driver_u32(msg, name,
+						   atomic_read(&sq->probe_ok[i])))
 			ret = -EMSGSIZE;
 	}
 	mutex_unlock(&sq->lock);

@@ -247,20 +247,29 @@ s_dmabuf_mr_across_hosts() {
 	[[ -z $WHY ]]
 }
 
+# Packets this VM sent from UDP source port $1 since spray_count_port
+# started counting it (a clsact egress filter on eth0, prio $2).
+spray_port_packets() {
+	tc -s filter show dev eth0 egress prio "$2" 2>/dev/null |
+		awk '/Sent [0-9]+ bytes [0-9]+ pkt/ { for (i = 1; i < NF; i++) if ($i == "pkt") { print $(i - 1); exit } }'
+}
+
 # One RC QP across the hosts gets its paths (spray/spray_path.c): while
 # ib_write_bw runs, each side sees its QP "up" with 4 paths (the exchange
 # went both ways over the wire: vendor MADs between the hosts' QP1s), each
-# connected to a peer path QP, on 4 different UDP source ports.
+# connected to a peer path QP, on 4 different UDP source ports, each path
+# checked (its state up), and the checks leave on the wire from each
+# path's own source port (counted by a tc filter per port).
 s_spray_paths_across_hosts() {
 	local port=18717 log=$STL_LOGDIR/spray-across rc=0 pid a i n s sports="" up0
 	up0=$(stat_counter stellar0 spray_qps_up)
 	if [[ $ROLE == server ]]; then
 		start_server "$port" 30 "$log.server" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 8 || return 1
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 25 || return 1
 		pid=$SERVER_PID
 	else
 		run_client_retry "$CLIENT_RETRY" "$log.client" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 8 "$STL_PEER_IP" &
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 25 "$STL_PEER_IP" &
 		pid=$!
 		bg_track "$pid"
 	fi
@@ -279,7 +288,26 @@ s_spray_paths_across_hosts() {
 		((s >= 49152 && s <= 65535)) || why "path $i source port '$s' is outside 49152..65535"
 		[[ " $sports " != *" $s "* ]] || why "two paths share source port $s"
 		sports+=" $s"
+		[[ $(spray_attr "$a" "path${i}_state") == up ]] ||
+			why "path $i state '$(spray_attr "$a" "path${i}_state")', want up"
 	done
+	tc qdisc add dev eth0 clsact || why "tc: no clsact qdisc on eth0"
+	i=0
+	for s in $sports; do
+		i=$((i + 1))
+		tc filter add dev eth0 egress protocol ip prio "$i" u32 \
+			match ip protocol 17 0xff match ip sport "$s" 0xffff action pass ||
+			why "tc: no filter for source port $s"
+	done
+	sleep 3
+	i=0
+	for s in $sports; do
+		i=$((i + 1))
+		n=$(spray_port_packets "$s" "$i")
+		echo "source port $s: ${n:-?} packets in 3 s"
+		((${n:-0} >= 1)) || why "no packet left from path source port $s in 3 s"
+	done
+	tc qdisc del dev eth0 clsact
 	if [[ $ROLE == server ]]; then
 		wait_exit "$pid" "$SERVER_WAIT" || why "server still running after $SERVER_WAIT s"
 		rc=$(exit_status "$pid")

@@ -38,9 +38,10 @@ s_spray_paths_attribute() {
 
 # ib_write_bw for $3 s from device $1 to server device $2 (TCP port $4);
 # while it runs, $5 (a function) looks at the QPs, $6 s after the start
-# (default: half way).
+# (default: half way); with $7 "stop", both programs are stopped once it
+# is done (their exit status then says nothing).
 spray_during_write_bw() {
-	local cdev=$1 sdev=$2 secs=$3 port=$4 check=$5 delay=${6:-$(($3 / 2 + 1))}
+	local cdev=$1 sdev=$2 secs=$3 port=$4 check=$5 delay=${6:-$(($3 / 2 + 1))} stop=${7:-}
 	local log=$STL_LOGDIR/spray-$1-$2 rc=0 cpid
 	start_server "$port" 30 "$log.server" \
 		ib_write_bw -d "$sdev" -x "$STL_GIDX" -F -p "$port" -s 65536 -D "$secs" || return 1
@@ -50,6 +51,13 @@ spray_during_write_bw() {
 	bg_track "$cpid"
 	sleep "$delay"
 	"$check"
+	if [[ $stop == stop ]]; then
+		kill_tree "$cpid" ""
+		kill -9 "$cpid" "$SERVER_PID" 2>/dev/null
+		wait "$cpid" 2>/dev/null
+		wait_exit "$SERVER_PID" 30 || why "server still running 30 s after it was killed"
+		return 0
+	fi
 	wait "$cpid" || rc=$?
 	wait_exit "$SERVER_PID" 30 || why "server still running 30 s after the client ended"
 	((rc == 0)) || why "client exited $rc"
@@ -84,6 +92,13 @@ spray_check_stellar_pair() {
 		((s >= 49152 && s <= 65535)) || why "path $i source port '$s' is outside 49152..65535"
 		[[ " $sports " != *" $s "* ]] || why "two paths share source port $s"
 		sports+=" $s"
+		# each path carried its checks (zero-length RDMA WRITEs) both ways
+		for q0 in "$a" "$b"; do
+			[[ $(spray_attr "$q0" "path${i}_state") == up ]] ||
+				why "path $i state '$(spray_attr "$q0" "path${i}_state")', want up"
+			(($(spray_attr "$q0" "path${i}_checks") >= 1)) ||
+				why "path $i: '$(spray_attr "$q0" "path${i}_checks")' checks came back, want 1 or more"
+		done
 	done
 	echo "stellar0 paths' source ports:$sports"
 }
@@ -99,6 +114,8 @@ s_spray_exchange_stellar_peers() {
 	(($(stat_counter stellar0 spray_qps_up) == up0 + 1)) || why "stellar0 spray_qps_up went $up0 -> $(stat_counter stellar0 spray_qps_up), want +1"
 	(($(stat_counter stellar1 spray_qps_up) == up1 + 1)) || why "stellar1 spray_qps_up went $up1 -> $(stat_counter stellar1 spray_qps_up), want +1"
 	(($(stat_counter stellar0 spray_msgs_sent) > sent0)) || why "stellar0 sent no exchange message"
+	(($(stat_counter stellar0 spray_path_check_failures) == 0)) ||
+		why "stellar0 spray_path_check_failures is $(stat_counter stellar0 spray_path_check_failures)"
 	after=$(rxe0_qpns | wc -l)
 	((after == before)) || why "rxe0 has $after QPs after the run, $before before: paths left behind"
 	[[ -z $WHY ]]
@@ -153,22 +170,27 @@ rxe0_umad() {
 spray_hostile() {
 	local what=$1 want_r=$2 want_d=$3 r0 d0 r1 d1 i
 	shift 3
-	r0=$(stat_counter stellar1 spray_msgs_received)
-	d0=$(stat_counter stellar1 spray_msgs_dropped)
+	read -r r0 d0 <<<"$(spray_rx_counts)"
 	build/tests/stl_spray_mad -u "$UMAD" -g "$STL_GIDX" -D "$STL_MY_IP" "$@" >/dev/null ||
 		{ why "$what: stl_spray_mad failed"; return 1; }
 	# the receive side runs in ib_mad's work queue: give it a moment
+	((want_r == 0)) && sleep 0.3
 	for ((i = 0; i < 20; i++)); do
-		r1=$(stat_counter stellar1 spray_msgs_received)
-		d1=$(stat_counter stellar1 spray_msgs_dropped)
+		read -r r1 d1 <<<"$(spray_rx_counts)"
 		((r1 - r0 >= want_r && d1 - d0 >= want_d)) && break
 		sleep 0.1
 	done
-	((want_r == 0)) && sleep 0.5 && r1=$(stat_counter stellar1 spray_msgs_received) &&
-		d1=$(stat_counter stellar1 spray_msgs_dropped)
-	echo "$what: received +$((r1 - r0)), dropped +$((d1 - d0))"
+	echo "$(date +%T) $what: received +$((r1 - r0)), dropped +$((d1 - d0))"
 	((r1 - r0 == want_r && d1 - d0 == want_d)) ||
 		why "$what: stellar1 received +$((r1 - r0)) dropped +$((d1 - d0)), want +$want_r +$want_d"
+}
+
+# stellar1's spray_msgs_received and spray_msgs_dropped, in one call.
+spray_rx_counts() {
+	rdma statistic show link stellar1/1 | awk '{ for (i = 1; i < NF; i++) {
+		if ($i == "spray_msgs_received") r = $(i + 1)
+		if ($i == "spray_msgs_dropped") d = $(i + 1) } }
+		END { print r + 0, d + 0 }'
 }
 
 spray_check_hostile() {
@@ -185,15 +207,6 @@ spray_check_hostile() {
 	p3=$(spray_attr "$a" path3_qpn)
 	UMAD=$(rxe0_umad)
 	[[ -n $UMAD ]] || { why "no umad device for rxe0 port 1"; return 1; }
-	# malformed: never looked up
-	spray_hostile "version 2" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -v 2
-	spray_hostile "op 9" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -o 9
-	spray_hostile "0 paths" 0 0 -s "$q0" -t "$q1" -n 0
-	spray_hostile "17 paths" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -n 17
-	spray_hostile "a path QPN over 24 bits" 0 0 -s "$q0" -t "$q1" -q "$p1,16777216,$p3"
-	spray_hostile "path 0 not the source QP" 0 0 -s "$q0" -t "$q1" -q "0:$((q0 + 1)),$p1,$p2,$p3"
-	spray_hostile "another OUI" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -O 0x001122
-	spray_hostile "a QP that does not exist" 0 0 -s "$q0" -t $((q1 + 1000)) -q "$p1,$p2,$p3"
 	# well-formed, not from the QP's peer, or not its paths: dropped
 	spray_hostile "another source QP" 1 1 -s $((q0 + 1)) -t "$q1" -q "0:$((q0 + 1)),$p1,$p2,$p3"
 	spray_hostile "another source GID" 1 1 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -G 10.9.9.9
@@ -203,14 +216,27 @@ spray_check_hostile() {
 	spray_hostile "a duplicate confirmation" 1 0 -o 3 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
 	# (stellar1 answers it again, stellar0 confirms again: 2 received)
 	spray_hostile "a duplicate offer" 2 0 -o 1 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
-	b2=$(spray_qps stellar1)
+	# malformed: never looked up
+	spray_hostile "version 2" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -v 2
+	spray_hostile "op 9" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -o 9
+	spray_hostile "0 paths" 0 0 -s "$q0" -t "$q1" -n 0
+	spray_hostile "17 paths" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -n 17
+	spray_hostile "a path QPN over 24 bits" 0 0 -s "$q0" -t "$q1" -q "$p1,16777216,$p3"
+	spray_hostile "path 0 not the source QP" 0 0 -s "$q0" -t "$q1" -q "0:$((q0 + 1)),$p1,$p2,$p3"
+	spray_hostile "another OUI" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -O 0x001122
+	spray_hostile "a QP that does not exist" 0 0 -s "$q0" -t $((q1 + 1000)) -q "$p1,$p2,$p3"
+	# and the channel still works after them
+	spray_hostile "a duplicate confirmation, after them" 1 0 -o 3 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
+	# (the paths' check counts move on by themselves)
+	b2=$(spray_qps stellar1 | sed -E 's/ path[0-9]+_checks [0-9]+//g')
+	b=$(sed -E 's/ path[0-9]+_checks [0-9]+//g' <<<"$b")
 	[[ $b2 == "$b" ]] || why "stellar1's QP changed: '$b2', was '$b'"
 	echo "stellar1 after: $b2"
 }
 
 s_spray_hostile_messages() {
 	modprobe ib_umad || { why "modprobe ib_umad failed"; return 1; }
-	spray_during_write_bw stellar0 stellar1 30 18703 spray_check_hostile 5
+	spray_during_write_bw stellar0 stellar1 300 18703 spray_check_hostile 5 stop
 	dmesg | grep -iE 'spray|stellar.*(warn|oops|bug)' | tail -n 5
 	[[ -z $WHY ]]
 }
