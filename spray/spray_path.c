@@ -59,6 +59,8 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 #define SPRAY_PATH_WR		64
 /* Each path is checked this often while up (a zero-length RDMA WRITE). */
 #define SPRAY_PROBE_MS		1000
+/* Entries of the path QPs' CQ. */
+#define SPRAY_CQE(sq)		(((sq)->want - 1) * SPRAY_PATH_WR + 1)
 /* Path QPs' own RC timers: ~67 ms local ACK timeout, 7 retries. */
 #define SPRAY_PATH_TIMEOUT	14
 #define SPRAY_PATH_RETRY	7
@@ -142,7 +144,8 @@ static const char *const spray_state_names[] = {
  * @have_av: @av holds QP 0's parent address vector
  * @av: QP 0's parent address vector (with a reference on its source GID)
  * @dqpn: the peer's QP 0
- * @cq: the parent CQ of the path QPs
+ * @cq: the parent CQ of the path QPs (made at the first RTR, freed with
+ *	the QP; a check's completion may outlive its path QP: harmless)
  * @pq: path QPs, [0] unused (QP 0 is @sqp's parent QP)
  * @peer: the peer's path QPs
  * @sport: UDP source port of each path
@@ -360,7 +363,11 @@ static void spray_send(struct spray_qp *sq, enum spray_op op)
 	stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_SENT, 1);
 }
 
-/* Destroy path QPs @from.. and, with @from 1, their CQ.  sq->lock held. */
+/*
+ * Destroy path QPs @from.. (not their CQ: freeing a CQ waits for its work,
+ * which must not happen under sq->lock nor in the MAD layer's CQ work that
+ * runs spray_recv(); the CQ lives as long as the QP).  sq->lock held.
+ */
 static void spray_drop_paths(struct spray_qp *sq, unsigned int from)
 {
 	unsigned int i;
@@ -369,13 +376,10 @@ static void spray_drop_paths(struct spray_qp *sq, unsigned int from)
 		if (!sq->pq[i])
 			continue;
 		ib_destroy_qp(sq->pq[i]);
+		stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
 		sq->pq[i] = NULL;
 		sq->peer[i] = 0;
 		sq->sport[i] = 0;
-	}
-	if (from <= 1 && sq->cq) {
-		ib_free_cq(sq->cq);
-		sq->cq = NULL;
 	}
 	if (sq->n > from)
 		sq->n = max(from, 1U);
@@ -401,12 +405,22 @@ static int spray_make_paths(struct spray_qp *sq)
 	unsigned int i;
 	int ret;
 
-	sq->cq = ib_alloc_cq(sq->pdev, sq, (sq->want - 1) * SPRAY_PATH_WR + 1,
-			     0, IB_POLL_WORKQUEUE);
-	if (IS_ERR(sq->cq)) {
-		ret = PTR_ERR(sq->cq);
-		sq->cq = NULL;
-		return ret;
+	if (!sq->cq) {
+		/*
+		 * Kept for the QP's life; see spray_drop_paths().  Paths are
+		 * the tenant's queues too: charged to the device's quotas.
+		 */
+		ret = stl_quota_charge(sq->sdev, true, SPRAY_CQE(sq));
+		if (ret)
+			return ret;
+		sq->cq = ib_alloc_cq(sq->pdev, sq, SPRAY_CQE(sq), 0,
+				     IB_POLL_WORKQUEUE);
+		if (IS_ERR(sq->cq)) {
+			ret = PTR_ERR(sq->cq);
+			sq->cq = NULL;
+			stl_quota_uncharge(sq->sdev, true, SPRAY_CQE(sq));
+			return ret;
+		}
 	}
 	init.send_cq = sq->cq;
 	init.recv_cq = sq->cq;
@@ -424,10 +438,14 @@ static int spray_make_paths(struct spray_qp *sq)
 		atomic_set(&sq->probe_busy[i], 0);
 		atomic_set(&sq->probe_last[i], SPRAY_PROBE_NONE);
 		atomic_set(&sq->probe_ok[i], 0);
+		ret = stl_quota_charge(sq->sdev, false, SPRAY_PATH_WR + 1);
+		if (ret)
+			goto err;
 		sq->pq[i] = ib_create_qp(ppd, &init);
 		if (IS_ERR(sq->pq[i])) {
 			ret = PTR_ERR(sq->pq[i]);
 			sq->pq[i] = NULL;
+			stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
 			goto err;
 		}
 		ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
@@ -810,6 +828,11 @@ void spray_qp_destroy(struct stl_qp *sqp)
 	spray_put(sq);
 	wait_for_completion(&sq->idle);
 	spray_drop_paths(sq, 1);
+	/* No lock held, no CQ work of ours running this. */
+	if (sq->cq) {
+		ib_free_cq(sq->cq);
+		stl_quota_uncharge(sq->sdev, true, SPRAY_CQE(sq));
+	}
 	if (sq->have_av)
 		rdma_destroy_ah_attr(&sq->av);
 	sqp->spray = NULL;

@@ -154,6 +154,26 @@ s_spray_off_with_one_path() {
 	[[ -z $WHY ]]
 }
 
+# Paths are the tenant's queues too (the WQE and CQE quotas): a QP whose
+# paths do not fit stays on one path, and its traffic runs as before.
+s_spray_paths_within_quota() {
+	local d=/sys/class/infiniband/stellar1 f0 s0 w0 w1
+	f0=$(stat_counter stellar1 spray_path_failures)
+	s0=$(stat_counter stellar1 spray_qps_single)
+	w0=$(awk '$1 == "wqe" { print $2 }' "$d/quota_usage")
+	# ibv_rc_pingpong's QP (500 receives + 1 send) fits, its paths not
+	echo 600 >"$d/wqe_quota" || { why "writing wqe_quota failed"; return 1; }
+	pingpong_local ibv_rc_pingpong stellar1 stellar0 18704 -n 200 -c
+	echo 0 >"$d/wqe_quota"
+	(($(stat_counter stellar1 spray_path_failures) == f0 + 1)) ||
+		why "stellar1 spray_path_failures went $f0 -> $(stat_counter stellar1 spray_path_failures), want +1"
+	(($(stat_counter stellar1 spray_qps_single) == s0 + 1)) ||
+		why "stellar1 spray_qps_single went $s0 -> $(stat_counter stellar1 spray_qps_single), want +1"
+	w1=$(awk '$1 == "wqe" { print $2 }' "$d/quota_usage")
+	((w1 == w0)) || why "stellar1 holds $w1 WQEs after the run, $w0 before"
+	[[ -z $WHY ]]
+}
+
 # The umad device of rxe0's port 1.
 rxe0_umad() {
 	local d
@@ -245,4 +265,5 @@ scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
 scenario spray_exchange_connects_paths_stellar0_stellar1 s_spray_exchange_stellar_peers
 scenario spray_plain_rxe_peer_stays_on_one_path s_spray_plain_peer_stays_on_one_path
 scenario spray_off_with_one_path s_spray_off_with_one_path
+scenario spray_paths_within_the_queue_quotas s_spray_paths_within_quota
 scenario spray_hostile_exchange_messages_are_dropped s_spray_hostile_messages
