@@ -22,6 +22,9 @@
 #      dma-buf, parent MR entries and first registration time; write
 #      bandwidth into a dma-buf MR against host memory; revocation times
 #      (tests/bench/emtt-guest.sh)
+#   8. spray: 4 rate-limited paths (tc classes per UDP source port) between
+#      two VMs, one rxe QP vs 4 hashed rxe QPs vs one Stellar QP with its
+#      paths, equal and unequal classes (tests/bench/spray-two-guest.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -87,3 +90,6 @@ run "$out/pvdma" 0 -t 1800 -m "$vm_mib" tests/bench/pvdma-guest.sh
 echo
 echo "== eMTT: parent MR entries and first registration, small and huge pages and a dma-buf; dma-buf bandwidth and revocation, VM with 4608 MiB"
 run "$out/emtt" 0 -t 900 -m 4608 tests/bench/emtt-guest.sh
+echo
+echo "== spray: 4 paths as tc classes by UDP source port, two VMs: one rxe QP, 4 rxe QPs, one Stellar QP"
+run "$out/spray" 1 -n 2 -t 900 tests/bench/spray-two-guest.sh

@@ -301,6 +301,7 @@ static const struct {
 	{ "share_total", "share_total_bytes", true },
 	{ "share_yield", "share_yield_percent", false },
 	{ "class", "traffic_class", false },
+	{ "paths", "spray_paths", false },
 };
 
 /* class=bulk|latency: the one setting whose value is a word. */
@@ -816,6 +817,7 @@ static int show_bandwidth(const char *name)
 		{ "share_total", "share_total_bytes" },
 		{ "share_yield", "share_yield_percent" },
 		{ "share", "share_bytes" },
+		{ "paths", "spray_paths" },
 	};
 	char val[64];
 	size_t i;
@@ -955,7 +957,8 @@ static void usage(FILE *f)
 		"                 share_total (bytes per second the parent's bulk\n"
 		"                 devices share by weight, 0: none), share_yield\n"
 		"                 (percent of it they give up while a latency-class\n"
-		"                 device is active, 0-90, default 75)\n"
+		"                 device is active, 0-90, default 75),\n"
+		"                 paths (network paths of each new RC QP, 1-16)\n"
 		"  show NAME      a device, its quotas with their use, its bandwidth\n"
 		"                 settings, its counters\n"
 		"  stats NAME     its counters only\n"

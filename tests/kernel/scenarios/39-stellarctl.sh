@@ -78,6 +78,11 @@ s_stellarctl() {
 	ctl_rc 1 set sc0 share_yield=95
 	ctl_rc 0 set sc0 share_yield=75
 	ctl_rc 2 set sc0 class=fast
+	ctl_rc 0 set sc0 paths=8
+	[[ $(cat $d/sc0/spray_paths) == 8 ]] || why "set did not make spray_paths 8: $(cat $d/sc0/spray_paths)"
+	ctl_rc 1 set sc0 paths=17
+	ctl_rc 1 set sc0 paths=0
+	ctl_rc 0 set sc0 paths=4
 	ctl_rc 1 set sc0 weight=5000
 	ctl_rc 3 set nosuch0 qp=3
 	ctl_rc 1 set sc0 qp=99999999
@@ -90,9 +95,9 @@ s_stellarctl() {
 	res=$(jq -r '"\(.quotas.qp.used) \(.quotas.qp.limit) \(.quotas.mr.limit) \(.counters.object_quota_refusals) \(.quotas.kmem.used) \(.quotas.kmem.limit)"' <<<"$out")
 	[[ $res == "0 3 16 1 0 16777216" ]] ||
 		why "show sc0: qp used, qp limit, mr limit, refusals, kmem used, kmem limit '$res', want '0 3 16 1 0 16777216'"
-	res=$(jq -r '.bandwidth | "\(.rate) \(.weight) \(.class) \(.share_total) \(.share_yield) \(.share)"' <<<"$out")
-	[[ $res == "0 100 bulk 0 75 0" ]] ||
-		why "show sc0: rate, weight, class, share_total, share_yield, share '$res', want '0 100 bulk 0 75 0'"
+	res=$(jq -r '.bandwidth | "\(.rate) \(.weight) \(.class) \(.share_total) \(.share_yield) \(.share) \(.paths)"' <<<"$out")
+	[[ $res == "0 100 bulk 0 75 0 4" ]] ||
+		why "show sc0: rate, weight, class, share_total, share_yield, share, paths '$res', want '0 100 bulk 0 75 0 4'"
 	"$CTL" show sc0 | grep -qE '^share_yield +75$' || why "show table has no 'share_yield 75' row"
 	out=$("$CTL" --json stats sc0)
 	jq -e '.counters | has("send_wrs")' >/dev/null <<<"$out" || why "stats --json has no send_wrs"
