@@ -144,8 +144,9 @@ static const char *const spray_state_names[] = {
  * @have_av: @av holds QP 0's parent address vector
  * @av: QP 0's parent address vector (with a reference on its source GID)
  * @dqpn: the peer's QP 0
- * @cq: the parent CQ of the path QPs (made at the first RTR, freed with
- *	the QP; a check's completion may outlive its path QP: harmless)
+ * @cq: the parent CQ of the path QPs, polled directly (made at the first
+ *	RTR, freed with the QP; a check's completion may outlive its path QP:
+ *	harmless)
  * @pq: path QPs, [0] unused (QP 0 is @sqp's parent QP)
  * @peer: the peer's path QPs
  * @sport: UDP source port of each path
@@ -155,8 +156,11 @@ static const char *const spray_state_names[] = {
  * @probe_last: how a path's last check ended (enum spray_probe)
  * @probe_ok: a path's checks that came back
  *
- * The probe fields are atomics: the completion handler (the CQ's work)
- * takes no lock, so that freeing the CQ under @lock cannot wait for it.
+ * The paths' CQ is polled directly (IB_POLL_DIRECT), by each round of
+ * @probe_work before it posts the next checks: never armed, so the parent
+ * has no completion event pending on it when it is freed (rxe of 6.1
+ * schedules a tasklet per armed CQ's event, which destroying the CQ does
+ * not kill: freeing an armed CQ right after its QPs is a use-after-free).
  */
 struct spray_qp {
 	struct hlist_node node;
@@ -244,11 +248,14 @@ static const struct kernel_param_ops spray_paths_ops = {
 	.get = param_get_uint,
 };
 
-/* Paths of a new device's RC QPs (its spray_paths attribute changes it). */
-unsigned int spray_default_paths = 4;
+/*
+ * Paths of a new device's RC QPs (its spray_paths attribute changes it).
+ * 1 (off) until work requests go on the paths: an operator turns them on.
+ */
+unsigned int spray_default_paths = 1;
 module_param_cb(spray_paths, &spray_paths_ops, &spray_default_paths, 0644);
 MODULE_PARM_DESC(spray_paths,
-		 "network paths of each RC QP of a new stellar device, 1 (no spraying) to 16 (default 4)");
+		 "network paths of each RC QP of a new stellar device, 1 (no spraying, the default) to 16");
 
 static u32 spray_hash(const struct ib_device *pdev, u32 qpn)
 {
@@ -414,7 +421,7 @@ static int spray_make_paths(struct spray_qp *sq)
 		if (ret)
 			return ret;
 		sq->cq = ib_alloc_cq(sq->pdev, sq, SPRAY_CQE(sq), 0,
-				     IB_POLL_WORKQUEUE);
+				     IB_POLL_DIRECT);
 		if (IS_ERR(sq->cq)) {
 			ret = PTR_ERR(sq->cq);
 			sq->cq = NULL;
@@ -537,7 +544,8 @@ static void spray_arm(struct spray_qp *sq)
 
 /*
  * A path's check came back.  Flushes (the path being taken down) say
- * nothing about the path.  Context: the CQ's work; takes no lock.
+ * nothing about the path.  Context: spray_probe(), polling the paths' CQ;
+ * takes no lock.
  */
 static void spray_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -574,6 +582,8 @@ static void spray_probe(struct work_struct *work)
 	mutex_lock(&sq->lock);
 	if (sq->dead || sq->state != SPRAY_UP)
 		goto out;
+	/* The last round's checks that came back. */
+	ib_process_cq_direct(sq->cq, -1);
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	for (i = 1; i < sq->n; i++) {

@@ -262,6 +262,7 @@ spray_port_packets() {
 # path's own source port (counted by a tc filter per port).
 s_spray_paths_across_hosts() {
 	local port=18717 log=$STL_LOGDIR/spray-across rc=0 pid a i n s sports="" up0
+	echo 4 >/sys/class/infiniband/stellar0/spray_paths || why "writing spray_paths 4 failed"
 	up0=$(stat_counter stellar0 spray_qps_up)
 	if [[ $ROLE == server ]]; then
 		start_server "$port" 30 "$log.server" \
