@@ -468,7 +468,14 @@ spray_qps() {
 }
 
 # Attribute $2 of a spray_qps line $1.
-spray_attr() { awk -v n="$2" '{ for (i = 1; i < NF; i++) if ($i == n) { print $(i + 1); exit } }' <<<"$1"; }
+spray_attr() {
+	local -a w
+	local i
+	read -r -a w <<<"$1"
+	for ((i = 0; i + 1 < ${#w[@]}; i++)); do
+		[[ ${w[i]} == "$2" ]] && { echo "${w[i + 1]}"; return; }
+	done
+}
 
 # --- GID tables -----------------------------------------------------------
 

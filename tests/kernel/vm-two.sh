@@ -258,19 +258,27 @@ spray_port_packets() {
 # ib_write_bw runs, each side sees its QP "up" with 4 paths (the exchange
 # went both ways over the wire: vendor MADs between the hosts' QP1s), each
 # connected to a peer path QP, on 4 different UDP source ports, each path
-# checked (its state up), and the checks leave on the wire from each
-# path's own source port (counted by a tc filter per port).
+# checked (its state up, on both sides: the checks go both ways), and on
+# VM0 the checks leave on the wire from each path's own source port
+# (counted by a tc filter per port; only VM0 changes its qdiscs while the
+# traffic runs: rxe of 6.12 fails a QP whose packet the stack refuses).
 s_spray_paths_across_hosts() {
-	local port=18717 log=$STL_LOGDIR/spray-across rc=0 pid a i n s sports="" up0
+	local port=18717 log=$STL_LOGDIR/spray-across rc=0 pid a i n s sports="" up0 t0=$SECONDS
 	echo 4 >/sys/class/infiniband/stellar0/spray_paths || why "writing spray_paths 4 failed"
 	up0=$(stat_counter stellar0 spray_qps_up)
 	if [[ $ROLE == server ]]; then
+		# The tc modules load now, not while the QP lives (a loaded
+		# guest takes seconds to load them).
+		tc qdisc add dev eth0 clsact &&
+			tc filter add dev eth0 egress protocol ip prio 1 u32 \
+				match ip protocol 17 0xff match ip sport 1 0xffff action pass &&
+			tc qdisc del dev eth0 clsact || why "tc: no clsact qdisc or u32 filter"
 		start_server "$port" 30 "$log.server" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 25 || return 1
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 30 || return 1
 		pid=$SERVER_PID
 	else
 		run_client_retry "$CLIENT_RETRY" "$log.client" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 25 "$STL_PEER_IP" &
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 30 "$STL_PEER_IP" &
 		pid=$!
 		bg_track "$pid"
 	fi
@@ -279,7 +287,13 @@ s_spray_paths_across_hosts() {
 		[[ $(spray_attr "$a" spray) == up ]] && break
 		sleep 0.5
 	done
-	echo "stellar0: $a"
+	# A path is up once its first check (one a second) has come back.
+	for ((i = 0; i < 20; i++)); do
+		[[ $a == *probing* ]] || break
+		sleep 0.5
+		a=$(spray_qps stellar0)
+	done
+	echo "stellar0 (t+$((SECONDS - t0)) s): $a"
 	[[ $(spray_attr "$a" spray) == up ]] || why "the QP's spray state is '$(spray_attr "$a" spray)', want up"
 	n=$(spray_attr "$a" spray_paths)
 	[[ $n == 4 ]] || why "the QP has '$n' paths, want 4"
@@ -292,24 +306,28 @@ s_spray_paths_across_hosts() {
 		[[ $(spray_attr "$a" "path${i}_state") == up ]] ||
 			why "path $i state '$(spray_attr "$a" "path${i}_state")', want up"
 	done
-	tc qdisc add dev eth0 clsact || why "tc: no clsact qdisc on eth0"
-	i=0
-	for s in $sports; do
-		i=$((i + 1))
-		tc filter add dev eth0 egress protocol ip prio "$i" u32 \
-			match ip protocol 17 0xff match ip sport "$s" 0xffff action pass ||
-			why "tc: no filter for source port $s"
-	done
-	sleep 3
-	i=0
-	for s in $sports; do
-		i=$((i + 1))
-		n=$(spray_port_packets "$s" "$i")
-		echo "source port $s: ${n:-?} packets in 3 s"
-		((${n:-0} >= 1)) || why "no packet left from path source port $s in 3 s"
-	done
-	tc qdisc del dev eth0 clsact
 	if [[ $ROLE == server ]]; then
+		tc qdisc add dev eth0 clsact || why "tc: no clsact qdisc on eth0"
+		i=0
+		for s in $sports; do
+			i=$((i + 1))
+			tc filter add dev eth0 egress protocol ip prio "$i" u32 \
+				match ip protocol 17 0xff match ip sport "$s" 0xffff action pass ||
+				why "tc: no filter for source port $s"
+		done
+		sleep 3
+		i=0
+		for s in $sports; do
+			i=$((i + 1))
+			n=$(spray_port_packets "$s" "$i")
+			echo "source port $s: ${n:-?} packets in 3 s (t+$((SECONDS - t0)) s)"
+			((${n:-0} >= 1)) || why "no packet left from path source port $s in 3 s"
+		done
+		tc qdisc del dev eth0 clsact
+		a=$(spray_qps stellar0)
+		echo "stellar0 after (t+$((SECONDS - t0)) s): $a"
+		[[ $a == *" spray up "* ]] ||
+			why "the QP was gone (ib_write_bw over) before its paths' packets were counted"
 		wait_exit "$pid" "$SERVER_WAIT" || why "server still running after $SERVER_WAIT s"
 		rc=$(exit_status "$pid")
 		cat "$log.server"
@@ -317,6 +335,8 @@ s_spray_paths_across_hosts() {
 		wait "$pid" || rc=$?
 	fi
 	((rc == 0)) || why "ib_write_bw exited $rc"
+	((rc == 0)) || rdma statistic show link rxe0/1
+	rdma statistic show link stellar0/1 | tr ' ' '\n' | grep -A1 '^spray_' | paste -sd ' '
 	(($(stat_counter stellar0 spray_qps_up) == up0 + 1)) ||
 		why "spray_qps_up went $up0 -> $(stat_counter stellar0 spray_qps_up), want +1"
 	[[ -z $WHY ]]
@@ -333,6 +353,10 @@ s_pins_released_and_rmmod_succeeds() {
 }
 
 echo "vm-two: vm$STL_VM_INDEX ($ROLE), $STL_MY_IP <-> $STL_PEER_IP, gid index $STL_GIDX"
+# The peer's link address is fixed (scripts/vm.sh gives VM i 52:54:00:5e:00:0<i+1>):
+# on a loaded host a neighbour probe could time out mid-test.
+ip neigh replace "$STL_PEER_IP" lladdr "52:54:00:5e:00:0$((2 - STL_VM_INDEX))" \
+	dev eth0 nud permanent || echo "vm-two: could not fix the peer's link address"
 step module_loads_and_creates_stellar0 s_module_loads_and_creates_stellar0
 # stellar <-> stellar across hosts
 step rc_pingpong_rxe_to_rxe_link_works pingpong ibv_rc_pingpong rxe0 rxe0 18699 -n 200 -c
