@@ -32,6 +32,21 @@
  * connected to (the GRH source GID, the QPNs), and a peer that is up keeps
  * its paths: a second answer naming other QPs is dropped and counted.
  *
+ * A path whose check fails (its QP in error: retries exhausted, the route
+ * gone) is repaired: its side makes a new QP for it, with the path's
+ * epoch + 1, and asks the peer to do the same:
+ *
+ *	REPAIR(path, epoch, our new QP)  ->  the peer makes a new QP for the
+ *	                          path, connects it to ours, answers
+ *	                          REPAIRED(path, epoch, its new QP)
+ *	REPAIRED              ->  we connect ours to it; the path is checked
+ *	                          again, up once a check comes back (counted
+ *	                          as a recovery)
+ *
+ * An epoch at or below the path's is not repaired again (a duplicate is
+ * answered; crossing repairs of one epoch meet), so a path that is down
+ * keeps being repaired, once per check round, until it comes back.
+ *
  * QP 0 going to RESET or ERROR takes its paths down; reaching RTR again
  * starts a new exchange.  Work requests still go on path 0 only: the
  * scheduler that spreads them over the paths is spray_sched.c, not yet
@@ -61,9 +76,13 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 #define SPRAY_PROBE_MS		1000
 /* Entries of the path QPs' CQ. */
 #define SPRAY_CQE(sq)		(((sq)->want - 1) * SPRAY_PATH_WR + 1)
-/* Path QPs' own RC timers: ~67 ms local ACK timeout, 7 retries. */
+/*
+ * Path QPs' own RC timers: ~67 ms local ACK timeout, 5 retries: a path
+ * that answers nothing fails its check within half a second.  (Not 7:
+ * rxe takes a retry count of 7 as "retry forever", as IBTA does for RNR.)
+ */
 #define SPRAY_PATH_TIMEOUT	14
-#define SPRAY_PATH_RETRY	7
+#define SPRAY_PATH_RETRY	5
 
 /* A CID-style identifier (locally administered bit set): "Stellar". */
 static const u8 spray_oui[3] = { 0x0a, 0x57, 0x11 };
@@ -72,6 +91,8 @@ enum spray_op {
 	SPRAY_OP_OFFER = 1,
 	SPRAY_OP_ANSWER,
 	SPRAY_OP_CONFIRM,
+	SPRAY_OP_REPAIR,
+	SPRAY_OP_REPAIRED,
 };
 
 /**
@@ -79,21 +100,25 @@ enum spray_op {
  * @version: SPRAY_MSG_VERSION
  * @op: enum spray_op
  * @n: the sender's paths, path 0 included (1: none, stay on one path)
- * @rsvd: zero
+ * @path: the path a REPAIR or REPAIRED is about (1 to @n - 1), else 0
  * @src_qpn: the sender's QP 0
  * @dst_qpn: the receiver's QP 0
  * @path_qpn: the sender's path QPs, [0] = @src_qpn
  * @src_gid: the sender's source GID of QP 0
+ * @epoch: REPAIR and REPAIRED: the path's epoch after the repair
+ * @rsvd: zero
  */
 struct spray_msg {
 	u8 version;
 	u8 op;
 	u8 n;
-	u8 rsvd;
+	u8 path;
 	__be32 src_qpn;
 	__be32 dst_qpn;
 	__be32 path_qpn[SPRAY_MAX_PATHS];
 	u8 src_gid[16];
+	u8 epoch;
+	u8 rsvd[3];
 } __packed;
 
 static_assert(sizeof(struct spray_msg) <= IB_MGMT_VENDOR_DATA);
@@ -151,10 +176,15 @@ static const char *const spray_state_names[] = {
  * @peer: the peer's path QPs
  * @sport: UDP source port of each path
  * @probe_work: checks every path that is up, every SPRAY_PROBE_MS
- * @probe_cqe: the completion of each path's check
+ * @probe_cqe: the completion of each path's check, one per epoch parity
+ *	(a completion of the QP before its last repair is not counted)
  * @probe_busy: a path's check is outstanding
  * @probe_last: how a path's last check ended (enum spray_probe)
  * @probe_ok: a path's checks that came back
+ * @epoch: each path's repairs (u8, compared modulo 256)
+ * @repair_tries: REPAIR messages sent for a path's pending repair
+ * @recovering: paths repaired whose first check has not come back yet
+ * @recoveries: each path's repairs that ended in a check that came back
  *
  * The paths' CQ is polled directly (IB_POLL_DIRECT), by each round of
  * @probe_work before it posts the next checks: never armed, so the parent
@@ -188,10 +218,14 @@ struct spray_qp {
 	u32 peer[SPRAY_MAX_PATHS];
 	u16 sport[SPRAY_MAX_PATHS];
 	struct delayed_work probe_work;
-	struct ib_cqe probe_cqe[SPRAY_MAX_PATHS];
+	struct ib_cqe probe_cqe[SPRAY_MAX_PATHS][2];
 	atomic_t probe_busy[SPRAY_MAX_PATHS];
 	atomic_t probe_last[SPRAY_MAX_PATHS];
 	atomic_t probe_ok[SPRAY_MAX_PATHS];
+	u8 epoch[SPRAY_MAX_PATHS];
+	u8 repair_tries[SPRAY_MAX_PATHS];
+	unsigned long recovering;
+	atomic_t recoveries[SPRAY_MAX_PATHS];
 };
 
 /* How a path's last check ended. */
@@ -199,12 +233,14 @@ enum spray_probe {
 	SPRAY_PROBE_NONE,
 	SPRAY_PROBE_OK,
 	SPRAY_PROBE_FAILED,
+	SPRAY_PROBE_REPAIR,
 };
 
 static const char *const spray_probe_names[] = {
 	[SPRAY_PROBE_NONE] = "probing",
 	[SPRAY_PROBE_OK] = "up",
 	[SPRAY_PROBE_FAILED] = "down",
+	[SPRAY_PROBE_REPAIR] = "repairing",
 };
 
 /**
@@ -308,8 +344,11 @@ static void spray_send_done(struct ib_mad_agent *agent,
 	ib_free_send_mad(wc->send_buf);
 }
 
-/* Send @op to the peer of @sq.  Context: process, sq->lock held. */
-static void spray_send(struct spray_qp *sq, enum spray_op op)
+/*
+ * Send @op to the peer of @sq (about @path: REPAIR, REPAIRED).  Context:
+ * process, sq->lock held.
+ */
+static void spray_send_path(struct spray_qp *sq, enum spray_op op, u8 path)
 {
 	struct rdma_ah_attr av = sq->av;
 	struct ib_mad_send_buf *buf;
@@ -355,6 +394,8 @@ static void spray_send(struct spray_qp *sq, enum spray_op op)
 	m->version = SPRAY_MSG_VERSION;
 	m->op = op;
 	m->n = n;
+	m->path = path;
+	m->epoch = path ? sq->epoch[path] : 0;
 	m->src_qpn = cpu_to_be32(sq->qpn);
 	m->dst_qpn = cpu_to_be32(sq->dqpn);
 	m->path_qpn[0] = m->src_qpn;
@@ -368,6 +409,11 @@ static void spray_send(struct spray_qp *sq, enum spray_op op)
 		return;
 	}
 	stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_SENT, 1);
+}
+
+static void spray_send(struct spray_qp *sq, enum spray_op op)
+{
+	spray_send_path(sq, op, 0);
 }
 
 /*
@@ -402,13 +448,52 @@ static void spray_single(struct spray_qp *sq, const char *why)
 	stl_dbg(sq->sdev, "QP %u stays on one path: %s\n", sq->qpn, why);
 }
 
-/* Make the path QPs (INIT), to offer their numbers.  sq->lock held. */
-static int spray_make_paths(struct spray_qp *sq)
+/*
+ * A new path QP in QP 0's parent PD, on the paths' CQ, at INIT, charged to
+ * the device's WQE quota.  sq->lock held.
+ */
+static struct ib_qp *spray_path_qp(struct spray_qp *sq)
 {
 	struct stl_qp *sqp = sq->sqp;
 	struct ib_pd *ppd = to_stl_pd(sqp->ibqp.pd)->ppd;
 	struct ib_qp_init_attr init = {};
 	struct ib_qp_attr a = {};
+	struct ib_qp *qp;
+	int ret;
+
+	init.send_cq = sq->cq;
+	init.recv_cq = sq->cq;
+	init.qp_type = IB_QPT_RC;
+	init.sq_sig_type = IB_SIGNAL_REQ_WR;
+	init.port_num = sq->sdev->pport;
+	init.cap.max_send_wr = SPRAY_PATH_WR;
+	init.cap.max_send_sge = sqp->max_send_sge;
+	init.cap.max_recv_wr = 1;
+	init.cap.max_recv_sge = 1;
+	ret = stl_quota_charge(sq->sdev, false, SPRAY_PATH_WR + 1);
+	if (ret)
+		return ERR_PTR(ret);
+	qp = ib_create_qp(ppd, &init);
+	if (IS_ERR(qp)) {
+		stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
+		return qp;
+	}
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = sq->sdev->pport;
+	a.qp_access_flags = sq->access;
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret) {
+		ib_destroy_qp(qp);
+		stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
+		return ERR_PTR(ret);
+	}
+	return qp;
+}
+
+/* Make the path QPs (INIT), to offer their numbers.  sq->lock held. */
+static int spray_make_paths(struct spray_qp *sq)
+{
 	unsigned int i;
 	int ret;
 
@@ -429,36 +514,19 @@ static int spray_make_paths(struct spray_qp *sq)
 			return ret;
 		}
 	}
-	init.send_cq = sq->cq;
-	init.recv_cq = sq->cq;
-	init.qp_type = IB_QPT_RC;
-	init.sq_sig_type = IB_SIGNAL_REQ_WR;
-	init.port_num = sq->sdev->pport;
-	init.cap.max_send_wr = SPRAY_PATH_WR;
-	init.cap.max_send_sge = sqp->max_send_sge;
-	init.cap.max_recv_wr = 1;
-	init.cap.max_recv_sge = 1;
-	a.qp_state = IB_QPS_INIT;
-	a.port_num = sq->sdev->pport;
-	a.qp_access_flags = sq->access;
 	for (i = 1; i < sq->want; i++) {
 		atomic_set(&sq->probe_busy[i], 0);
 		atomic_set(&sq->probe_last[i], SPRAY_PROBE_NONE);
 		atomic_set(&sq->probe_ok[i], 0);
-		ret = stl_quota_charge(sq->sdev, false, SPRAY_PATH_WR + 1);
-		if (ret)
-			goto err;
-		sq->pq[i] = ib_create_qp(ppd, &init);
+		atomic_set(&sq->recoveries[i], 0);
+		sq->epoch[i] = 0;
+		clear_bit(i, &sq->recovering);
+		sq->pq[i] = spray_path_qp(sq);
 		if (IS_ERR(sq->pq[i])) {
 			ret = PTR_ERR(sq->pq[i]);
 			sq->pq[i] = NULL;
-			stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
 			goto err;
 		}
-		ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
-				   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-		if (ret)
-			goto err;
 	}
 	return 0;
 
@@ -468,60 +536,95 @@ err:
 }
 
 /*
+ * Connect path @i (INIT) to the peer's QP @peer_qpn (RTR, then RTS; both
+ * PSNs 0), from UDP source port path 0's + @i.  sq->lock held.
+ */
+static int spray_connect_path(struct spray_qp *sq, unsigned int i,
+			      u32 peer_qpn)
+{
+	const struct ib_device_attr *pa = &sq->pdev->attrs;
+	struct ib_qp_attr a = {};
+	u16 s;
+	int ret;
+
+	a.qp_state = IB_QPS_RTR;
+	a.ah_attr = sq->av;
+	/* Port low bits (sport0 + i): flow label (1 << 14) | (s ^ 1). */
+	s = (sq->sport[0] + i) & 0x3fff;
+	a.ah_attr.grh.flow_label = BIT(14) | (s ^ 1);
+	a.path_mtu = sq->mtu;
+	a.dest_qp_num = peer_qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = min_t(int, pa->max_qp_rd_atom, 16);
+	a.min_rnr_timer = 12;
+	ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = SPRAY_PATH_TIMEOUT;
+	a.retry_cnt = SPRAY_PATH_RETRY;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = min_t(int, pa->max_qp_init_rd_atom, 16);
+	ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_SQ_PSN |
+			   IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+	if (ret)
+		return ret;
+	sq->peer[i] = peer_qpn;
+	sq->sport[i] = 0xc000 | s;
+	return 0;
+}
+
+/*
  * Connect our paths to the peer's @peer[1..n-1] (RTR, then RTS), each
  * with its own source port; paths beyond @n go.  sq->lock held.
  */
 static int spray_connect(struct spray_qp *sq, const __be32 *peer, u8 n)
 {
-	const struct ib_device_attr *pa = &sq->pdev->attrs;
-	struct ib_qp_attr a;
-	u16 sport0, s;
 	unsigned int i;
 	u32 fl;
 	int ret;
 
 	fl = rdma_ah_read_grh(&sq->av)->flow_label;
-	sport0 = rdma_get_udp_sport(fl, sq->qpn, sq->dqpn);
-	sq->sport[0] = sport0;
+	sq->sport[0] = rdma_get_udp_sport(fl, sq->qpn, sq->dqpn);
 	spray_drop_paths(sq, n);
 	for (i = 1; i < n; i++) {
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IB_QPS_RTR;
-		a.ah_attr = sq->av;
-		/* Port low bits (sport0 + i): flow label (1 << 14) | (s ^ 1). */
-		s = (sport0 + i) & 0x3fff;
-		a.ah_attr.grh.flow_label = BIT(14) | (s ^ 1);
-		a.path_mtu = sq->mtu;
-		a.dest_qp_num = be32_to_cpu(peer[i]);
-		a.rq_psn = 0;
-		a.max_dest_rd_atomic = min_t(int, pa->max_qp_rd_atom, 16);
-		a.min_rnr_timer = 12;
-		ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_AV |
-				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-				   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
-				   IB_QP_MIN_RNR_TIMER);
+		ret = spray_connect_path(sq, i, be32_to_cpu(peer[i]));
 		if (ret)
 			return ret;
-		memset(&a, 0, sizeof(a));
-		a.qp_state = IB_QPS_RTS;
-		a.sq_psn = 0;
-		a.timeout = SPRAY_PATH_TIMEOUT;
-		a.retry_cnt = SPRAY_PATH_RETRY;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = min_t(int, pa->max_qp_init_rd_atom, 16);
-		ret = ib_modify_qp(sq->pq[i], &a, IB_QP_STATE | IB_QP_SQ_PSN |
-				   IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-				   IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
-		if (ret)
-			return ret;
-		sq->peer[i] = be32_to_cpu(peer[i]);
-		sq->sport[i] = 0xc000 | s;
 	}
 	sq->n = n;
 	return 0;
 }
 
-/* Whether the peer's paths in @m are those we are connected to. */
+/*
+ * Replace path @i's QP by a new one at INIT (made first: when that fails
+ * the old one stays).  A new QP rather than the old one through RESET:
+ * rxe of 6.12 can hang resetting a QP that failed.  Its checks start
+ * afresh; completions of the old QP still in the CQ have the other epoch
+ * parity.  sq->lock held.
+ */
+static int spray_renew_path(struct spray_qp *sq, unsigned int i)
+{
+	struct ib_qp *qp = spray_path_qp(sq);
+
+	if (IS_ERR(qp))
+		return PTR_ERR(qp);
+	ib_destroy_qp(sq->pq[i]);
+	stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
+	sq->pq[i] = qp;
+	atomic_set(&sq->probe_busy[i], 0);
+	return 0;
+}
+
+/*
+ * Whether the peer's paths in @m are those we are connected to (but for
+ * the path a repair is about: a new QP there).
+ */
 static bool spray_same_peer(const struct spray_qp *sq,
 			    const struct spray_msg *m)
 {
@@ -531,7 +634,8 @@ static bool spray_same_peer(const struct spray_qp *sq,
 	if (m->n < sq->n || (m->op != SPRAY_OP_OFFER && m->n != sq->n))
 		return false;
 	for (i = 1; i < sq->n; i++)
-		if (be32_to_cpu(m->path_qpn[i]) != sq->peer[i])
+		if (be32_to_cpu(m->path_qpn[i]) != sq->peer[i] &&
+		    !(m->op >= SPRAY_OP_REPAIR && i == m->path))
 			return false;
 	return true;
 }
@@ -544,21 +648,31 @@ static void spray_arm(struct spray_qp *sq)
 
 /*
  * A path's check came back.  Flushes (the path being taken down) say
- * nothing about the path.  Context: spray_probe(), polling the paths' CQ;
- * takes no lock.
+ * nothing about the path, nor does a check of the path's QP before its
+ * last repair (the other epoch parity), nor one while it is being
+ * repaired.  Context: spray_probe(), polling the paths' CQ, sq->lock held.
  */
 static void spray_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct spray_qp *sq = cq->cq_context;
-	unsigned int i = wc->wr_cqe - sq->probe_cqe;
+	unsigned int k = wc->wr_cqe - &sq->probe_cqe[0][0];
+	unsigned int i = k / 2;
 
 	if (WARN_ON_ONCE(i >= SPRAY_MAX_PATHS))
+		return;
+	if ((k & 1) != (sq->epoch[i] & 1) ||
+	    atomic_read(&sq->probe_last[i]) == SPRAY_PROBE_REPAIR)
 		return;
 	atomic_set(&sq->probe_busy[i], 0);
 	if (wc->status == IB_WC_SUCCESS) {
 		atomic_set(&sq->probe_last[i], SPRAY_PROBE_OK);
 		atomic_inc(&sq->probe_ok[i]);
 		stl_count(sq->sdev, STL_CNT_SPRAY_PROBES, 1);
+		if (test_and_clear_bit(i, &sq->recovering)) {
+			atomic_inc(&sq->recoveries[i]);
+			stl_count(sq->sdev, STL_CNT_SPRAY_RECOVERIES, 1);
+			stl_dbg(sq->sdev, "QP %u path %u: back up\n", sq->qpn, i);
+		}
 	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
 		atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
 		stl_count(sq->sdev, STL_CNT_SPRAY_PROBE_FAILURES, 1);
@@ -568,9 +682,38 @@ static void spray_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * Check every path of an up QP that is not down: a zero-length RDMA WRITE
- * (no memory is touched at either end, C9-88), signaled.  Its completion
- * says the path carries traffic both ways.
+ * Path @i is down: give it a new QP (INIT) for the next epoch and ask the
+ * peer to do the same, naming ours (spray_probe() resends until it
+ * answers; its answer names its new QP, which ours is then connected
+ * to).  A new QP that cannot be made leaves the path down, tried again
+ * next round.  sq->lock held.
+ */
+static void spray_repair(struct spray_qp *sq, unsigned int i)
+{
+	int ret;
+
+	ret = spray_renew_path(sq, i);
+	if (ret) {
+		stl_count(sq->sdev, STL_CNT_SPRAY_PATH_FAILURES, 1);
+		stl_dbg(sq->sdev, "QP %u path %u: no new QP for it: %d\n",
+			sq->qpn, i, ret);
+		return;
+	}
+	sq->epoch[i]++;
+	atomic_set(&sq->probe_last[i], SPRAY_PROBE_REPAIR);
+	sq->repair_tries[i] = 1;
+	stl_count(sq->sdev, STL_CNT_SPRAY_REPAIRS, 1);
+	stl_dbg(sq->sdev, "QP %u path %u: down, repairing (epoch %u)\n",
+		sq->qpn, i, sq->epoch[i]);
+	spray_send_path(sq, SPRAY_OP_REPAIR, i);
+}
+
+/*
+ * Check every path of an up QP: a zero-length RDMA WRITE (no memory is
+ * touched at either end, C9-88), signaled.  Its completion says the path
+ * carries traffic both ways.  A path found down is repaired; a repair the
+ * peer has not answered is asked again (every round for SPRAY_TRIES
+ * rounds, then every 8th).
  */
 static void spray_probe(struct work_struct *work)
 {
@@ -578,6 +721,7 @@ static void spray_probe(struct work_struct *work)
 					   struct spray_qp, probe_work);
 	struct ib_rdma_wr wr = {};
 	unsigned int i;
+	u8 t;
 
 	mutex_lock(&sq->lock);
 	if (sq->dead || sq->state != SPRAY_UP)
@@ -587,11 +731,23 @@ static void spray_probe(struct work_struct *work)
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	for (i = 1; i < sq->n; i++) {
-		if (atomic_read(&sq->probe_last[i]) == SPRAY_PROBE_FAILED ||
-		    atomic_cmpxchg(&sq->probe_busy[i], 0, 1))
+		switch (atomic_read(&sq->probe_last[i])) {
+		case SPRAY_PROBE_FAILED:
+			spray_repair(sq, i);
 			continue;
-		sq->probe_cqe[i].done = spray_probe_done;
-		wr.wr.wr_cqe = &sq->probe_cqe[i];
+		case SPRAY_PROBE_REPAIR:
+			t = sq->repair_tries[i];
+			if (t < U8_MAX)
+				sq->repair_tries[i] = t + 1;
+			if (t < SPRAY_TRIES || !(t % 8))
+				spray_send_path(sq, SPRAY_OP_REPAIR, i);
+			continue;
+		default:
+			break;
+		}
+		if (atomic_cmpxchg(&sq->probe_busy[i], 0, 1))
+			continue;
+		wr.wr.wr_cqe = &sq->probe_cqe[i][sq->epoch[i] & 1];
 		if (ib_post_send(sq->pq[i], &wr.wr, NULL)) {
 			atomic_set(&sq->probe_busy[i], 0);
 			atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
@@ -612,6 +768,56 @@ static void spray_up(struct spray_qp *sq)
 	mod_delayed_work(system_wq, &sq->probe_work, 0);
 }
 
+/*
+ * The peer repaired path m->path (REPAIR: it asks us to do the same) or
+ * answers our repair (REPAIRED).  Context: process, sq->lock held; @sq up.
+ */
+static void spray_handle_repair(struct spray_qp *sq,
+				const struct spray_msg *m)
+{
+	unsigned int i = m->path;
+	s8 d = (s8)(m->epoch - sq->epoch[i]);
+	u32 peer = be32_to_cpu(m->path_qpn[i]);
+	bool repairing;
+
+	repairing = atomic_read(&sq->probe_last[i]) == SPRAY_PROBE_REPAIR;
+	if (d < 0 || (d > 0 && m->op == SPRAY_OP_REPAIRED)) {
+		stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_DROPPED, 1);
+		return;
+	}
+	if (!d && !repairing) {
+		/* A duplicate: answered again if it names the same QP. */
+		if (m->op == SPRAY_OP_REPAIR && peer == sq->peer[i])
+			spray_send_path(sq, SPRAY_OP_REPAIRED, i);
+		return;
+	}
+	if (d > 0) {
+		/* The peer's repair: a new QP of ours for its new one. */
+		if (spray_renew_path(sq, i)) {
+			/* Ours stays down; our own repair follows. */
+			atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
+			stl_count(sq->sdev, STL_CNT_SPRAY_PATH_FAILURES, 1);
+			return;
+		}
+		sq->epoch[i] = m->epoch;
+		stl_count(sq->sdev, STL_CNT_SPRAY_REPAIRS, 1);
+	}
+	/*
+	 * Here our new QP (INIT) meets the peer's: the answer to our repair,
+	 * the peer's repair crossing ours (one epoch), or a new repair.
+	 */
+	if (spray_connect_path(sq, i, peer)) {
+		atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
+		stl_count(sq->sdev, STL_CNT_SPRAY_PATH_FAILURES, 1);
+		return;
+	}
+	if (m->op == SPRAY_OP_REPAIR)
+		spray_send_path(sq, SPRAY_OP_REPAIRED, i);
+	set_bit(i, &sq->recovering);
+	atomic_set(&sq->probe_busy[i], 0);
+	atomic_set(&sq->probe_last[i], SPRAY_PROBE_NONE);
+}
+
 /* A peer's message for @sq.  Context: process, sq->lock held. */
 static void spray_handle(struct spray_qp *sq, const struct spray_msg *m)
 {
@@ -620,7 +826,7 @@ static void spray_handle(struct spray_qp *sq, const struct spray_msg *m)
 
 	switch (sq->state) {
 	case SPRAY_OFFERED:
-		if (m->op == SPRAY_OP_CONFIRM)
+		if (m->op >= SPRAY_OP_CONFIRM)
 			break;
 		if (n < 2) {
 			spray_single(sq, "the peer has one path");
@@ -655,12 +861,15 @@ static void spray_handle(struct spray_qp *sq, const struct spray_msg *m)
 		}
 		if (m->op == SPRAY_OP_OFFER) {
 			spray_send(sq, SPRAY_OP_ANSWER);
-		} else {
-			if (sq->state == SPRAY_CONNECTED)
-				spray_up(sq);
-			if (m->op == SPRAY_OP_ANSWER)
-				spray_send(sq, SPRAY_OP_CONFIRM);
+			break;
 		}
+		/* Any other message says the peer is up. */
+		if (sq->state == SPRAY_CONNECTED)
+			spray_up(sq);
+		if (m->op == SPRAY_OP_ANSWER)
+			spray_send(sq, SPRAY_OP_CONFIRM);
+		else if (m->op >= SPRAY_OP_REPAIR)
+			spray_handle_repair(sq, m);
 		break;
 	case SPRAY_SINGLE:
 		/* Tell an offering peer that we have no paths for it. */
@@ -678,8 +887,11 @@ static bool spray_msg_valid(const struct spray_msg *m)
 	unsigned int i;
 
 	if (m->version != SPRAY_MSG_VERSION || m->op < SPRAY_OP_OFFER ||
-	    m->op > SPRAY_OP_CONFIRM || !m->n || m->n > SPRAY_MAX_PATHS ||
+	    m->op > SPRAY_OP_REPAIRED || !m->n || m->n > SPRAY_MAX_PATHS ||
 	    m->path_qpn[0] != m->src_qpn)
+		return false;
+	/* A repair names one of the paths beyond path 0. */
+	if (m->op >= SPRAY_OP_REPAIR && (!m->path || m->path >= m->n))
 		return false;
 	for (i = 0; i < m->n; i++)
 		if (be32_to_cpu(m->path_qpn[i]) > 0xffffff ||
@@ -789,6 +1001,7 @@ int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev)
 {
 	struct spray_qp *sq;
 	u8 want = READ_ONCE(sdev->spray_paths);
+	unsigned int i;
 
 	if (sqp->ibqp.qp_type != IB_QPT_RC || sdev->rings || want < 2)
 		return 0;
@@ -805,6 +1018,10 @@ int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev)
 	mutex_init(&sq->lock);
 	INIT_DELAYED_WORK(&sq->work, spray_retry);
 	INIT_DELAYED_WORK(&sq->probe_work, spray_probe);
+	for (i = 0; i < SPRAY_MAX_PATHS; i++) {
+		sq->probe_cqe[i][0].done = spray_probe_done;
+		sq->probe_cqe[i][1].done = spray_probe_done;
+	}
 	init_completion(&sq->idle);
 	refcount_set(&sq->ref, 1);
 	spin_lock_bh(&spray_qps_lock);
@@ -959,6 +1176,10 @@ int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		snprintf(name, sizeof(name), "path%u_checks", i);
 		if (!ret && rdma_nl_put_driver_u32(msg, name,
 						   atomic_read(&sq->probe_ok[i])))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_recoveries", i);
+		if (!ret && rdma_nl_put_driver_u32(msg, name,
+						   atomic_read(&sq->recoveries[i])))
 			ret = -EMSGSIZE;
 	}
 	mutex_unlock(&sq->lock);

@@ -7,11 +7,12 @@
  *
  *   stl_spray_mad -u /dev/infiniband/umadN -g GID_INDEX -D IPV4 \
  *                 -s SRC_QPN -t DST_QPN [-o OP] [-v VERSION] [-n PATHS]
- *                 [-q QPN,QPN,...] [-O OUI] [-G IPV4]
+ *                 [-q QPN,QPN,...] [-O OUI] [-G IPV4] [-P PATH] [-E EPOCH]
  *
  * -D is the destination (its IPv4-mapped GID), -G the source GID the
  * message claims (default: -D's), -q the sender's path QPs 1.. (path 0
- * is -s unless -q starts with "0:" followed by the value to put there).
+ * is -s unless -q starts with "0:" followed by the value to put there),
+ * -P and -E the path and epoch of a repair (ops 4 and 5).
  * Exit 0 once the MAD was handed to ib_umad.
  */
 #include <arpa/inet.h>
@@ -42,7 +43,7 @@ static void die(const char *what)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: stl_spray_mad -u UMAD -g GIDX -D IPV4 -s SRC_QPN -t DST_QPN [-o OP] [-v VER] [-n N] [-q QPNS] [-O OUI] [-G IPV4]\n");
+	fprintf(stderr, "usage: stl_spray_mad -u UMAD -g GIDX -D IPV4 -s SRC_QPN -t DST_QPN [-o OP] [-v VER] [-n N] [-q QPNS] [-O OUI] [-G IPV4] [-P PATH] [-E EPOCH]\n");
 	exit(2);
 }
 
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 	struct ib_user_mad_reg_req req = { .qpn = 1 };
 	uint32_t src = 0, dst = 0, oui = 0x0a5711, qpn[MAX_PATHS] = { 0 };
 	int op = 1, version = 1, n = -1, gidx = -1, opt, fd, nq = 1, i;
+	int path = 0, epoch = 0;
 	const char *umad = NULL, *dip = NULL, *sip = NULL;
 	unsigned char buf[sizeof(struct ib_user_mad_hdr) + MAD_SIZE];
 	struct ib_user_mad_hdr *h = (void *)buf;
@@ -76,7 +78,7 @@ int main(int argc, char **argv)
 	bool zero_set = false;
 	char *s, *tok;
 
-	while ((opt = getopt(argc, argv, "u:g:D:G:s:t:o:v:n:q:O:")) != -1) {
+	while ((opt = getopt(argc, argv, "u:g:D:G:s:t:o:v:n:q:O:P:E:")) != -1) {
 		switch (opt) {
 		case 'u':
 			umad = optarg;
@@ -107,6 +109,12 @@ int main(int argc, char **argv)
 			break;
 		case 'O':
 			oui = strtoul(optarg, NULL, 0);
+			break;
+		case 'P':
+			path = atoi(optarg);
+			break;
+		case 'E':
+			epoch = atoi(optarg);
 			break;
 		case 'q':
 			s = optarg;
@@ -163,11 +171,13 @@ int main(int argc, char **argv)
 	d[0] = version;
 	d[1] = op;
 	d[2] = n;
+	d[3] = path;
 	put32(d + 4, src);
 	put32(d + 8, dst);
 	for (i = 0; i < MAX_PATHS; i++)
 		put32(d + 12 + 4 * i, qpn[i]);
 	mapped_gid(sip ? sip : dip, d + 12 + 4 * MAX_PATHS);
+	d[12 + 4 * MAX_PATHS + 16] = epoch;
 
 	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 		die("write");

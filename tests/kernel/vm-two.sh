@@ -262,10 +262,18 @@ spray_port_packets() {
 # VM0 the checks leave on the wire from each path's own source port
 # (counted by a tc filter per port; only VM0 changes its qdiscs while the
 # traffic runs: rxe of 6.12 fails a QP whose packet the stack refuses).
+# Then VM0 drops what arrives from path 1's port (a black hole on that
+# route, out of the senders' sight): path 1's checks get no answer, it is
+# repaired (spray_path_repairs) and not up while the hole lasts; once the
+# route is back it is up again on both sides with a recovery each, the
+# other paths kept being checked, and ib_write_bw (path 0) never noticed.
 s_spray_paths_across_hosts() {
 	local port=18717 log=$STL_LOGDIR/spray-across rc=0 pid a i n s sports="" up0 t0=$SECONDS
+	local c2 r0 f0
 	echo 4 >/sys/class/infiniband/stellar0/spray_paths || why "writing spray_paths 4 failed"
 	up0=$(stat_counter stellar0 spray_qps_up)
+	r0=$(stat_counter stellar0 spray_path_repairs)
+	f0=$(stat_counter stellar0 spray_path_check_failures)
 	if [[ $ROLE == server ]]; then
 		# The tc modules load now, not while the QP lives (a loaded
 		# guest takes seconds to load them).
@@ -274,11 +282,11 @@ s_spray_paths_across_hosts() {
 				match ip protocol 17 0xff match ip sport 1 0xffff action pass &&
 			tc qdisc del dev eth0 clsact || why "tc: no clsact qdisc or u32 filter"
 		start_server "$port" 30 "$log.server" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 30 || return 1
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 40 || return 1
 		pid=$SERVER_PID
 	else
 		run_client_retry "$CLIENT_RETRY" "$log.client" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 30 "$STL_PEER_IP" &
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 40 "$STL_PEER_IP" &
 		pid=$!
 		bg_track "$pid"
 	fi
@@ -325,9 +333,51 @@ s_spray_paths_across_hosts() {
 		done
 		tc qdisc del dev eth0 clsact
 		a=$(spray_qps stellar0)
-		echo "stellar0 after (t+$((SECONDS - t0)) s): $a"
 		[[ $a == *" spray up "* ]] ||
 			why "the QP was gone (ib_write_bw over) before its paths' packets were counted"
+		c2=$(spray_attr "$a" path2_checks)
+		# The black hole: path 1's packets (the peer's checks, and its
+		# answers to ours) arrive no more.  (Dropped on the way out
+		# instead, rxe sees the drop and sends again at once.)
+		s=${sports# }
+		s=${s%% *}
+		tc qdisc add dev eth0 clsact &&
+			tc filter add dev eth0 ingress protocol ip prio 1 u32 \
+				match ip protocol 17 0xff match ip sport "$s" 0xffff action drop ||
+			why "tc: no ingress drop filter for source port $s"
+		for ((i = 0; i < 30; i++)); do
+			(($(stat_counter stellar0 spray_path_repairs) > r0)) && break
+			sleep 0.5
+		done
+		a=$(spray_qps stellar0)
+		echo "black hole on port $s (t+$((SECONDS - t0)) s): $a"
+		(($(stat_counter stellar0 spray_path_repairs) > r0)) ||
+			why "path 1 was never repaired behind the black hole"
+		(($(stat_counter stellar0 spray_path_check_failures) > f0)) ||
+			why "spray_path_check_failures did not move behind the black hole"
+		[[ $(spray_attr "$a" path1_state) != up ]] ||
+			why "path 1 is up behind the black hole"
+		sleep 2
+		tc qdisc del dev eth0 clsact
+	fi
+	# Path 1 back: up, with a recovery, on both sides.
+	for ((i = 0; i < 80; i++)); do
+		a=$(spray_qps stellar0)
+		[[ -n $a ]] || break
+		[[ $(spray_attr "$a" path1_state) == up &&
+			$(spray_attr "$a" path1_recoveries) -ge 1 ]] && break
+		sleep 0.5
+	done
+	echo "stellar0 after (t+$((SECONDS - t0)) s): $a"
+	[[ $(spray_attr "$a" path1_state) == up ]] ||
+		why "path 1 is '$(spray_attr "$a" path1_state)' after the black hole, want up"
+	(($(spray_attr "$a" path1_recoveries) + 0 >= 1)) ||
+		why "path 1 recoveries '$(spray_attr "$a" path1_recoveries)', want >= 1"
+	[[ $(spray_attr "$a" path2_state) == up && $(spray_attr "$a" path3_state) == up ]] ||
+		why "paths 2 and 3 not both up"
+	if [[ $ROLE == server ]]; then
+		(($(spray_attr "$a" path2_checks) + 0 > c2)) ||
+			why "path 2 checks stopped at $c2 ($(spray_attr "$a" path2_checks))"
 		wait_exit "$pid" "$SERVER_WAIT" || why "server still running after $SERVER_WAIT s"
 		rc=$(exit_status "$pid")
 		cat "$log.server"

@@ -237,6 +237,11 @@ spray_check_hostile() {
 	spray_hostile "another source GID" 1 1 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -G 10.9.9.9
 	spray_hostile "an offer of other paths" 1 1 -s "$q0" -t "$q1" -q "$((p1 + 100)),$p2,$p3"
 	spray_hostile "a refusal while up" 1 1 -o 2 -n 1 -s "$q0" -t "$q1"
+	spray_hostile "a repair from another source QP" 1 1 -o 4 -P 1 -E 9 \
+		-s $((q0 + 1)) -t "$q1" -q "0:$((q0 + 1)),$p1,$p2,$p3"
+	spray_hostile "a repair naming other paths" 1 1 -o 4 -P 1 -E 9 -s "$q0" -t "$q1" -q "$p1,$((p2 + 100)),$p3"
+	spray_hostile "an answer to a repair nobody asked for" 1 1 -o 5 -P 1 -E 9 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
+	spray_hostile "a repair of an older epoch" 1 1 -o 4 -P 1 -E 255 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
 	# the peer's own messages again: harmless
 	spray_hostile "a duplicate confirmation" 1 0 -o 3 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
 	# (stellar1 answers it again, stellar0 confirms again: 2 received)
@@ -244,6 +249,8 @@ spray_check_hostile() {
 	# malformed: never looked up
 	spray_hostile "version 2" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -v 2
 	spray_hostile "op 9" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -o 9
+	spray_hostile "a repair of path 0" 0 0 -o 4 -P 0 -E 1 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
+	spray_hostile "a repair of path 4 of 4" 0 0 -o 4 -P 4 -E 1 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
 	spray_hostile "0 paths" 0 0 -s "$q0" -t "$q1" -n 0
 	spray_hostile "17 paths" 0 0 -s "$q0" -t "$q1" -q "$p1,$p2,$p3" -n 17
 	spray_hostile "a path QPN over 24 bits" 0 0 -s "$q0" -t "$q1" -q "$p1,16777216,$p3"
