@@ -20,22 +20,8 @@ ROLE=client
 STEP=0
 PORT=19000
 
-# Both VMs meet before each run: VM0 accepts one connection on a port of
-# its own per step, VM1 connects until that works.
-barrier() {
-	local port end=$((SECONDS + 120))
-	STEP=$((STEP + 1))
-	port=$((18800 + STEP))
-	if [[ $ROLE == server ]]; then
-		timeout 120 busybox nc -l -p "$port" </dev/null >/dev/null 2>&1
-	else
-		until (exec 3<>"/dev/tcp/$STL_PEER_IP/$port") 2>/dev/null; do
-			((SECONDS >= end)) && return 0
-			sleep 0.2
-		done
-	fi
-	return 0
-}
+# Both VMs meet before each run (tests/kernel/lib.sh).
+barrier() { vm_barrier 18800 120; }
 
 KO=build/kmod/$(uname -r)/stellar.ko
 insmod "$KO" || { echo "bench: insmod $KO failed"; exit 1; }

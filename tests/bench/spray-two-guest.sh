@@ -27,20 +27,8 @@ STEP=0
 PORT=19100
 SECS=${STL_BENCH_SPRAY_SECS:-12}
 
-barrier() {
-	local port end=$((SECONDS + 180))
-	STEP=$((STEP + 1))
-	port=$((18900 + STEP))
-	if [[ $ROLE == server ]]; then
-		timeout 180 busybox nc -l -p "$port" </dev/null >/dev/null 2>&1
-	else
-		until (exec 3<>"/dev/tcp/$STL_PEER_IP/$port") 2>/dev/null; do
-			((SECONDS >= end)) && return 0
-			sleep 0.2
-		done
-	fi
-	return 0
-}
+# Both VMs meet before each run (tests/kernel/lib.sh).
+barrier() { vm_barrier 18900 180; }
 
 KO=build/kmod/$(uname -r)/stellar.ko
 insmod "$KO" || { echo "bench: insmod $KO failed"; exit 1; }

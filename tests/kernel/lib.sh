@@ -609,3 +609,21 @@ rdma_core_libs_ok() {
 	! grep -v "^$RC_TREE/lib/" <<<"$inits" || why "a library from outside $RC_TREE was loaded"
 	[[ -z $WHY ]]
 }
+
+# Two VMs meet: VM0 ($ROLE server) accepts one connection on port $1 +
+# STEP (a port per meeting; STEP counts them), VM1 connects until that
+# works or $2 s have passed.
+vm_barrier() {
+	local port end=$((SECONDS + $2))
+	STEP=$((STEP + 1))
+	port=$(($1 + STEP))
+	if [[ $ROLE == server ]]; then
+		timeout "$2" busybox nc -l -p "$port" </dev/null >/dev/null 2>&1
+	else
+		until (exec 3<>"/dev/tcp/$STL_PEER_IP/$port") 2>/dev/null; do
+			((SECONDS >= end)) && return 0
+			sleep 0.2
+		done
+	fi
+	return 0
+}
