@@ -906,5 +906,6 @@ void spray_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 void spray_parent_add(struct ib_device *pdev);
 void spray_parent_remove(struct ib_device *pdev);
+void spray_debugfs_init(struct dentry *dir);
 
 #endif /* STL_H */

@@ -932,6 +932,7 @@ static int __init stl_init(void)
 	stl_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file_unsafe("pinned_pages", 0444, stl_debugfs, NULL,
 				   &stl_debugfs_pinned_fops);
+	spray_debugfs_init(stl_debugfs);
 	pr_info("loaded, ABI %d\n", STELLAR_UVERBS_ABI_VERSION);
 	return 0;
 

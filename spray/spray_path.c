@@ -54,6 +54,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/hashtable.h>
 #include <linux/moduleparam.h>
 #include <rdma/ib_mad.h>
@@ -1254,4 +1255,68 @@ void spray_parent_remove(struct ib_device *pdev)
 		ib_unregister_mad_agent(a->agent);
 		kfree(a);
 	}
+}
+
+/*
+ * debugfs spray_fail_path: "QPN PATH" takes path PATH of the up QP whose
+ * QP 0 is parent QPN as failed, as a check that got no answer would, and
+ * repairs it.  A fault to inject on one host, where rxe loops packets back
+ * and no route can fail.
+ */
+static ssize_t spray_fail_path_write(struct file *file,
+				     const char __user *ubuf, size_t len,
+				     loff_t *ppos)
+{
+	struct spray_qp *sq, *found = NULL;
+	unsigned int qpn, path, bkt;
+	char buf[32];
+	ssize_t ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sscanf(buf, "%u %u", &qpn, &path) != 2)
+		return -EINVAL;
+	spin_lock_bh(&spray_qps_lock);
+	hash_for_each(spray_qps, bkt, sq, node) {
+		if (sq->qpn == qpn && refcount_inc_not_zero(&sq->ref)) {
+			found = sq;
+			break;
+		}
+	}
+	spin_unlock_bh(&spray_qps_lock);
+	if (!found)
+		return -ENOENT;
+	mutex_lock(&found->lock);
+	if (found->dead || found->state != SPRAY_UP) {
+		ret = -EAGAIN;
+	} else if (!path || path >= found->n) {
+		ret = -ERANGE;
+	} else {
+		ibdev_warn(&found->sdev->ibdev, "QP %u path %u: marked failed (debugfs)\n",
+			   qpn, path);
+		spray_repair(found, path);
+		ret = len;
+	}
+	mutex_unlock(&found->lock);
+	spray_put(found);
+	return ret;
+}
+
+static const struct file_operations spray_fail_path_fops = {
+	.owner = THIS_MODULE,
+	.write = spray_fail_path_write,
+	.llseek = noop_llseek,
+};
+
+/**
+ * spray_debugfs_init() - the spray files in the module's debugfs folder
+ * @dir: that folder
+ */
+void spray_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("spray_fail_path", 0200, dir, NULL,
+			    &spray_fail_path_fops);
 }

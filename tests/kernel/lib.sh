@@ -251,7 +251,8 @@ start_server() {
 
 # Run a client that connects over TCP to a server that may not be
 # listening yet: retried while it fails to connect, for up to $1 s.
-# Output in $2; returns the client's exit status.
+# Output in $2; returns the client's exit status.  Each run is killed
+# after $CLIENT_TIMEOUT s (default 120).
 run_client_retry() {
 	local limit=$1 log=$2 rc end
 	shift 2
@@ -259,7 +260,7 @@ run_client_retry() {
 	while :; do
 		echo "+ (client) $*"
 		rc=0
-		timeout -k 5 120 "$@" >"$log" 2>&1 || rc=$?
+		timeout -k 5 "${CLIENT_TIMEOUT:-120}" "$@" >"$log" 2>&1 || rc=$?
 		cat "$log"
 		if ((rc != 0)) && grep -qiE "couldn't connect|connection refused|unable to open file descriptor" "$log" &&
 			((SECONDS < end)); then

@@ -181,8 +181,12 @@ int main(int argc, char **argv)
 
 	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 		die("write");
-	/* Closing cancels a send not yet on the wire. */
-	usleep(300000);
+	/*
+	 * Closing cancels a send not yet on the wire, and ib_umad reports
+	 * no completion of a send that expects no answer: give rxe's QP1
+	 * time to send it, even on a loaded guest.
+	 */
+	usleep(1000000);
 	close(fd);
 	printf("sent op %d version %d n %d src %u dst %u to %s\n", op, version,
 	       n, src, dst, dip);

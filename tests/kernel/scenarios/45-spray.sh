@@ -49,7 +49,7 @@ spray_during_write_bw() {
 	local log=$STL_LOGDIR/spray-$1-$2 rc=0 cpid
 	start_server "$port" 30 "$log.server" \
 		ib_write_bw -d "$sdev" -x "$STL_GIDX" -F -p "$port" -s 65536 -D "$secs" || return 1
-	run_client_retry 10 "$log.client" \
+	CLIENT_TIMEOUT=$((secs + 60)) run_client_retry 10 "$log.client" \
 		ib_write_bw -d "$cdev" -x "$STL_GIDX" -F -p "$port" -s 65536 -D "$secs" "$STL_MY_IP" &
 	cpid=$!
 	bg_track "$cpid"
@@ -193,17 +193,23 @@ rxe0_umad() {
 # the changes of spray_msgs_received and spray_msgs_dropped to expect,
 # the rest stl_spray_mad's options.
 spray_hostile() {
-	local what=$1 want_r=$2 want_d=$3 r0 d0 r1 d1 i
+	local what=$1 want_r=$2 want_d=$3 r0 d0 r1 d1 i try
 	shift 3
-	read -r r0 d0 <<<"$(spray_rx_counts)"
-	build/tests/stl_spray_mad -u "$UMAD" -g "$STL_GIDX" -D "$STL_MY_IP" "$@" >/dev/null ||
-		{ why "$what: stl_spray_mad failed"; return 1; }
-	# the receive side runs in ib_mad's work queue: give it a moment
-	((want_r == 0)) && sleep 0.3
-	for ((i = 0; i < 20; i++)); do
-		read -r r1 d1 <<<"$(spray_rx_counts)"
-		((r1 - r0 >= want_r && d1 - d0 >= want_d)) && break
-		sleep 0.1
+	for ((try = 1; try <= 3; try++)); do
+		read -r r0 d0 <<<"$(spray_rx_counts)"
+		build/tests/stl_spray_mad -u "$UMAD" -g "$STL_GIDX" -D "$STL_MY_IP" "$@" >/dev/null ||
+			{ why "$what: stl_spray_mad failed"; return 1; }
+		# (stl_spray_mad waited a second after the send: a message
+		# that is not received by then is not received)
+		for ((i = 0; i < 20; i++)); do
+			read -r r1 d1 <<<"$(spray_rx_counts)"
+			((r1 - r0 >= want_r && d1 - d0 >= want_d)) && break
+			sleep 0.1
+		done
+		# A MAD is a datagram: one that should arrive and did not is
+		# sent again (a channel that stopped working fails all three).
+		((want_r == 0 || r1 > r0)) && break
+		echo "$(date +%T) $what: not received, sending again"
 	done
 	echo "$(date +%T) $what: received +$((r1 - r0)), dropped +$((d1 - d0))"
 	((r1 - r0 == want_r && d1 - d0 == want_d)) ||
@@ -273,9 +279,82 @@ s_spray_hostile_messages() {
 	[[ -z $WHY ]]
 }
 
+# A path marked failed (debugfs spray_fail_path, as a check that got no
+# answer would) is repaired: both sides give it new QPs, connected to each
+# other, and it is up again with a recovery on both devices; the other
+# paths keep their QPs.  Bad writes to the file get their error codes.
+spray_check_repair() {
+	local a b f=/sys/kernel/debug/stellar/spray_fail_path q0 i bad want err
+	local a1 a3 b1 b3 p2 b2 r0 r1 c0 c1
+	for ((i = 0; i < 20; i++)); do
+		a=$(spray_qps stellar0)
+		b=$(spray_qps stellar1)
+		[[ "$a$b" != *probing* && $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] && break
+		sleep 0.5
+	done
+	echo "stellar0: $a"
+	echo "stellar1: $b"
+	[[ $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] ||
+		{ why "the QPs are not up before the test"; return 1; }
+	q0=$(spray_attr "$a" lqpn)
+	p2=$(spray_attr "$a" path2_qpn)
+	b2=$(spray_attr "$b" path2_qpn)
+	a1=$(spray_attr "$a" path1_qpn)
+	a3=$(spray_attr "$a" path3_qpn)
+	b1=$(spray_attr "$b" path1_qpn)
+	b3=$(spray_attr "$b" path3_qpn)
+	r0=$(stat_counter stellar0 spray_path_repairs)
+	r1=$(stat_counter stellar1 spray_path_repairs)
+	c0=$(stat_counter stellar0 spray_path_recoveries)
+	c1=$(stat_counter stellar1 spray_path_recoveries)
+	for bad in "banana:Invalid argument" "$q0 0:Numerical result out of range" \
+		"$q0 4:Numerical result out of range" "16777215 1:No such file or directory"; do
+		want=${bad#*:}
+		err=$( (echo "${bad%%:*}" >"$f") 2>&1) && why "spray_fail_path took '${bad%%:*}'"
+		[[ $err == *"$want"* ]] || why "spray_fail_path '${bad%%:*}': '$err', want $want"
+	done
+	echo "$q0 2" >"$f" || { why "writing '$q0 2' to spray_fail_path failed"; return 1; }
+	for ((i = 0; i < 30; i++)); do
+		a=$(spray_qps stellar0)
+		b=$(spray_qps stellar1)
+		[[ $(spray_attr "$a" path2_state) == up && $(spray_attr "$a" path2_recoveries) -ge 1 &&
+			$(spray_attr "$b" path2_state) == up && $(spray_attr "$b" path2_recoveries) -ge 1 ]] && break
+		sleep 0.5
+	done
+	echo "stellar0 after: $a"
+	echo "stellar1 after: $b"
+	for q0 in "$a" "$b"; do
+		[[ $(spray_attr "$q0" path2_state) == up ]] ||
+			why "path 2 is '$(spray_attr "$q0" path2_state)' after its repair, want up"
+		(($(spray_attr "$q0" path2_recoveries) + 0 == 1)) ||
+			why "path 2 recoveries '$(spray_attr "$q0" path2_recoveries)', want 1"
+	done
+	[[ $(spray_attr "$a" path2_qpn) != "$p2" && $(spray_attr "$b" path2_qpn) != "$b2" ]] ||
+		why "path 2 kept its QPs ($p2, $b2)"
+	[[ $(spray_attr "$a" path2_peer_qpn) == $(spray_attr "$b" path2_qpn) &&
+		$(spray_attr "$b" path2_peer_qpn) == $(spray_attr "$a" path2_qpn) ]] ||
+		why "the new path 2 QPs are not connected to each other"
+	[[ $(spray_attr "$a" path1_qpn) == "$a1" && $(spray_attr "$a" path3_qpn) == "$a3" &&
+		$(spray_attr "$b" path1_qpn) == "$b1" && $(spray_attr "$b" path3_qpn) == "$b3" ]] ||
+		why "paths 1 and 3 changed QPs"
+	(($(stat_counter stellar0 spray_path_repairs) == r0 + 1 &&
+		$(stat_counter stellar1 spray_path_repairs) == r1 + 1)) ||
+		why "spray_path_repairs went $r0/$r1 -> $(stat_counter stellar0 spray_path_repairs)/$(stat_counter stellar1 spray_path_repairs), want +1 each"
+	(($(stat_counter stellar0 spray_path_recoveries) == c0 + 1 &&
+		$(stat_counter stellar1 spray_path_recoveries) == c1 + 1)) ||
+		why "spray_path_recoveries did not go +1 on each device"
+}
+
+s_spray_repair() {
+	spray_during_write_bw stellar0 stellar1 300 18705 spray_check_repair 6 stop
+	dmesg | grep -iE 'spray|marked failed' | tail -n 3
+	[[ -z $WHY ]]
+}
+
 scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
 scenario spray_exchange_connects_paths_stellar0_stellar1 s_spray_exchange_stellar_peers
 scenario spray_plain_rxe_peer_stays_on_one_path s_spray_plain_peer_stays_on_one_path
 scenario spray_off_with_one_path s_spray_off_with_one_path
 scenario spray_paths_within_the_queue_quotas s_spray_paths_within_quota
 scenario spray_hostile_exchange_messages_are_dropped s_spray_hostile_messages
+scenario spray_failed_path_is_repaired s_spray_repair
