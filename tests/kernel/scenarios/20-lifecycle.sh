@@ -84,13 +84,16 @@ lc_loop() {
 }
 
 # H1: rdma link add/delete of an rxe device (ib_client add of Stellar under
-# devices_rwsem) racing rdma link add/delete of a Stellar device.
+# devices_rwsem) racing rdma link add/delete of a Stellar device.  (The
+# rdma tool finds a device by name in a dump of all devices, which fails
+# now and then while other devices come and go: "Wrong device name".  The
+# loops delete again then, or s9 would be left over by the tool.)
 s_lc_link_add_vs_rxe_register() {
 	local a b rca rcb
 	lc_veth || return 1
 	lc_loop 300 "$LC_ITER" 'rdma link add rxe9 type rxe netdev veth0; rdma link delete rxe9'
 	a=$LC_PID
-	lc_loop 300 "$LC_ITER" 'rdma link add s9 type stellar netdev eth0; rdma link delete s9'
+	lc_loop 300 "$LC_ITER" 'rdma link add s9 type stellar netdev eth0; rdma link delete s9 || { sleep 0.2; rdma link delete s9; }'
 	b=$LC_PID
 	wait_exit "$a" 320 || why "rxe add/delete loop still running after 320 s (deadlock?)"
 	wait_exit "$b" 320 || why "stellar add/delete loop still running after 320 s (deadlock?)"
@@ -148,7 +151,7 @@ s_lc_link_delete_vs_parent_events() {
 	local a b rca rcb gw
 	gw=$(ip route show default | head -n 1)
 	modprobe 8021q 2>/dev/null
-	lc_loop 300 "$LC_ITER" 'rdma link add s9 type stellar netdev eth0; rdma link delete s9'
+	lc_loop 300 "$LC_ITER" 'rdma link add s9 type stellar netdev eth0; rdma link delete s9 || { sleep 0.2; rdma link delete s9; }'
 	a=$LC_PID
 	# shellcheck disable=SC2016 # the loop body expands $i itself
 	lc_loop 300 $((LC_ITER * 2)) '
