@@ -212,6 +212,10 @@ struct stl_parent;
  * @mw_lock: serialises binds and invalidations of windows, and an MR's
  *	deregistration against binds to it
  * @spray_paths: paths of its new RC QPs (1: no spraying; spray/)
+ * @cq_graves: parent CQs of destroyed CQs waiting out a grace period
+ *	(struct stl_cq_grave; stl_cq.c)
+ * @grave_lock: guards @cq_graves
+ * @grave_work: destroys them when it is over
  */
 struct stl_dev {
 	struct ib_device ibdev;
@@ -258,6 +262,9 @@ struct stl_dev {
 	struct xarray mws;
 	struct mutex mw_lock;
 	u8 spray_paths;
+	struct list_head cq_graves;
+	spinlock_t grave_lock;
+	struct delayed_work grave_work;
 };
 
 static inline struct stl_dev *to_stl_dev(struct ib_device *ibdev)
@@ -679,6 +686,9 @@ bool stl_udata_empty(struct ib_udata *udata);
 int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  struct stl_create_cq_arg *arg);
 int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+void stl_cq_graves_init(struct stl_dev *sdev);
+void stl_cq_graves_reap(struct stl_dev *sdev, bool all);
+void stl_cq_graves_fini(struct stl_dev *sdev);
 int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

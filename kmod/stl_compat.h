@@ -100,6 +100,17 @@ static inline struct ib_udata *stl_dmabuf_udata(struct ib_udata *udata)
 #endif
 
 /*
+ * rxe before 6.4 raises a CQ's completion event from a tasklet that its
+ * destroy_cq does not kill (stl_cq.c gives its parent CQs a grace period);
+ * from 6.4 on it calls the handler directly.
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+#define STL_RXE_CQ_TASKLET	1
+#else
+#define STL_RXE_CQ_TASKLET	0
+#endif
+
+/*
  * vma->vm_flags is written through vm_flags_set() since 6.3 (a plain
  * store before).  Context: the mmap lock held for writing (an mmap call).
  */

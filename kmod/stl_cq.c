@@ -44,6 +44,148 @@
 #define STL_UWC_WITH_IMM	(1U << 1)
 #define STL_UWC_WITH_INV	(1U << 3)
 
+/*
+ * rxe before Linux 6.4 raises a CQ's completion event from a tasklet that
+ * its destroy_cq does not kill: a parent CQ freed while that tasklet is
+ * still queued (a completion on an armed CQ just before the QPs and the CQ
+ * go, as when a process is killed) has the softirq run a freed tasklet.
+ * Such parent CQs are destroyed this long after the virtual CQ, with
+ * handlers that do nothing: the tasklet runs long before.
+ */
+#define STL_CQ_GRACE	(HZ / 4)
+
+/**
+ * struct stl_cq_grave - a parent CQ waiting out its grace period
+ * @entry: in stl_dev.cq_graves, oldest first
+ * @pcq: the parent CQ, no longer used by anyone
+ * @due: jiffies from which it may be destroyed
+ */
+struct stl_cq_grave {
+	struct list_head entry;
+	struct ib_cq *pcq;
+	unsigned long due;
+};
+
+static void stl_cq_nop_comp(struct ib_cq *pcq, void *ctx)
+{
+}
+
+static void stl_cq_nop_event(struct ib_event *ev, void *ctx)
+{
+}
+
+static bool stl_cq_needs_grace(struct stl_dev *sdev)
+{
+	return STL_RXE_CQ_TASKLET &&
+	       sdev->pdev->ops.driver_id == RDMA_DRIVER_RXE;
+}
+
+static void stl_cq_bury(struct stl_dev *sdev, struct ib_cq *pcq)
+{
+	int ret = ib_destroy_cq_user(pcq, NULL);
+
+	if (ret)
+		ibdev_err_ratelimited(&sdev->ibdev,
+				      "parent CQ destroy failed (%d) after its grace period: leaked\n",
+				      ret);
+}
+
+/**
+ * stl_cq_graves_reap() - destroy parent CQs whose grace period is over
+ * @sdev: the device
+ * @all: every one, waiting out what is left of their grace periods (at
+ *	removal, once no CQ can be destroyed any more)
+ */
+void stl_cq_graves_reap(struct stl_dev *sdev, bool all)
+{
+	struct stl_cq_grave *g, *tmp;
+	LIST_HEAD(due);
+	bool more;
+
+	spin_lock_bh(&sdev->grave_lock);
+	list_for_each_entry_safe(g, tmp, &sdev->cq_graves, entry) {
+		if (!all && time_before(jiffies, g->due))
+			break;
+		list_move_tail(&g->entry, &due);
+	}
+	more = !list_empty(&sdev->cq_graves);
+	spin_unlock_bh(&sdev->grave_lock);
+
+	list_for_each_entry_safe(g, tmp, &due, entry) {
+		if (time_before(jiffies, g->due))
+			schedule_timeout_uninterruptible(g->due - jiffies);
+		stl_cq_bury(sdev, g->pcq);
+		kfree(g);
+	}
+	if (more && !all)
+		queue_delayed_work(system_wq, &sdev->grave_work, STL_CQ_GRACE);
+}
+
+static void stl_cq_graves_work(struct work_struct *work)
+{
+	struct stl_dev *sdev = container_of(to_delayed_work(work),
+					    struct stl_dev, grave_work);
+
+	stl_cq_graves_reap(sdev, false);
+}
+
+/**
+ * stl_cq_graves_init() - set up a device's list of parent CQs to destroy
+ * @sdev: the device
+ */
+void stl_cq_graves_init(struct stl_dev *sdev)
+{
+	INIT_LIST_HEAD(&sdev->cq_graves);
+	spin_lock_init(&sdev->grave_lock);
+	INIT_DELAYED_WORK(&sdev->grave_work, stl_cq_graves_work);
+}
+
+/**
+ * stl_cq_graves_fini() - destroy every parent CQ left in its grace period
+ * @sdev: the device, with no CQ left
+ */
+void stl_cq_graves_fini(struct stl_dev *sdev)
+{
+	cancel_delayed_work_sync(&sdev->grave_work);
+	stl_cq_graves_reap(sdev, true);
+}
+
+/*
+ * Destroy a parent CQ that nothing uses any more, now or after its grace
+ * period.  Return: 0, or the parent's error (the CQ is then kept).
+ */
+static int stl_cq_release_parent(struct stl_dev *sdev, struct ib_cq *pcq)
+{
+	struct stl_cq_grave *g;
+	bool first;
+
+	if (!stl_cq_needs_grace(sdev))
+		return ib_destroy_cq_user(pcq, NULL);
+	/* What ib_destroy_cq_user() refuses, refused now. */
+	if (atomic_read(&pcq->usecnt))
+		return -EBUSY;
+	g = kmalloc(sizeof(*g), GFP_KERNEL);
+	if (!g) {
+		/* Wait it out here instead. */
+		WRITE_ONCE(pcq->comp_handler, stl_cq_nop_comp);
+		WRITE_ONCE(pcq->event_handler, stl_cq_nop_event);
+		schedule_timeout_uninterruptible(STL_CQ_GRACE);
+		return ib_destroy_cq_user(pcq, NULL);
+	}
+	/* A queued tasklet calls these: the virtual CQ is gone by then. */
+	WRITE_ONCE(pcq->comp_handler, stl_cq_nop_comp);
+	WRITE_ONCE(pcq->event_handler, stl_cq_nop_event);
+	g->pcq = pcq;
+	g->due = jiffies + STL_CQ_GRACE;
+	spin_lock_bh(&sdev->grave_lock);
+	first = list_empty(&sdev->cq_graves);
+	list_add_tail(&g->entry, &sdev->cq_graves);
+	spin_unlock_bh(&sdev->grave_lock);
+	if (first)
+		queue_delayed_work(system_wq, &sdev->grave_work, STL_CQ_GRACE);
+	return 0;
+}
+
 static void stl_cq_comp(struct ib_cq *pcq, void *ctx)
 {
 	struct stl_cq *scq = ctx;
@@ -156,7 +298,7 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 	/* The ring's filler stops touching the parent CQ before it goes. */
 	stl_ring_cq_quiesce(scq, true);
-	ret = ib_destroy_cq_user(scq->pcq, NULL);
+	ret = stl_cq_release_parent(sdev, scq->pcq);
 	if (ret) {
 		stl_ring_cq_quiesce(scq, false);
 		/*

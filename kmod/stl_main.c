@@ -224,6 +224,7 @@ static void stl_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->mrs);
 	xa_destroy(&sdev->mws);
 	stl_ring_dev_fini(sdev);
+	stl_cq_graves_fini(sdev);
 	pvdma_cache_destroy(&sdev->pins);
 	if (sdev->ev_registered)
 		ib_unregister_event_handler(&sdev->event_handler);
@@ -545,6 +546,7 @@ static int stl_create(const char *name, const struct stl_want *want)
 	mutex_init(&sdev->mw_lock);
 	spin_lock_init(&sdev->rate_lock);
 	stl_ring_dev_init(sdev);
+	stl_cq_graves_init(sdev);
 	/* Devices named rxe* speak the rxe user ABI (stl_ring.c). */
 	sdev->rings = !strncmp(name, STL_RING_NAME_PREFIX,
 			       strlen(STL_RING_NAME_PREFIX));
