@@ -124,6 +124,7 @@ vm_one_debug() {
 		skip=""
 		fuzz=${STL_FUZZ_SECONDS:-120}
 		lc_iter=${STL_LC_ITER:-12}
+		export STL_PVDMA_RACE_SECONDS=${STL_PVDMA_RACE_SECONDS:-60}
 	fi
 	STL_VM_QUIET=1 STL_VM_KERNEL=$image STL_SCENARIO_SKIP=$skip \
 		STL_FUZZ_SECONDS=$fuzz STL_LC_ITER=$lc_iter scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh

@@ -884,9 +884,10 @@ host_main() {
 				printf 'STL_MODDIR=%q\n' "$MODBASE/lib/modules/$KVER"
 			fi
 			printf 'STL_CMD=(%s)\n' "$(printf '%q ' "$script" "$@")"
-			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh) and the
-			# scenario filter (tests/kernel/lib.sh) reach the guest
-			for v in ${!STL_FUZZ_@} ${!STL_SCENARIO_@} ${!STL_LC_@} ${!STL_BENCH_@}; do
+			# the fuzzer's knobs (tests/fuzz/fuzz-lib.sh), the
+			# scenario filter (tests/kernel/lib.sh) and the
+			# scenarios' own knobs reach the guest
+			for v in ${!STL_FUZZ_@} ${!STL_SCENARIO_@} ${!STL_LC_@} ${!STL_BENCH_@} ${!STL_PVDMA_@}; do
 				printf 'export %s=%q\n' "$v" "${!v}"
 			done
 		} >"$dir/job.env"

@@ -779,7 +779,8 @@ static int concurrent_registrations_stay_within_quota(void)
  */
 #define RACE_LEN (32UL << 20)
 #define RACE_REG (64UL << 10)
-enum { RACE_ITERS = 400, RACE_SECONDS = 60 };
+enum { RACE_ITERS = 400 };
+static int race_seconds = 60;	/* -r */
 
 static pthread_barrier_t race_bar;
 static char *race_addr;
@@ -883,7 +884,7 @@ static double now_s(void)
 static int racing_munmap_never_leaves_stale_pages_cached(void)
 {
 	char *src = malloc(RACE_REG), *tail, *guard;
-	double end = now_s() + RACE_SECONDS;
+	double end = now_s() + race_seconds;
 	int it, ret = 0, checked = 0;
 	long long hits;
 	pthread_t t1, t2;
@@ -988,7 +989,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int c;
 
-	while ((c = getopt(argc, argv, "a:b:g:t:")) != -1) {
+	while ((c = getopt(argc, argv, "a:b:g:r:t:")) != -1) {
 		switch (c) {
 		case 'a':
 			dev_a = optarg;
@@ -999,11 +1000,18 @@ int main(int argc, char **argv)
 		case 'g':
 			gid_index = atoi(optarg);
 			break;
+		case 'r':
+			race_seconds = atoi(optarg);
+			if (race_seconds < 1) {
+				fprintf(stderr, "-r: want seconds >= 1\n");
+				return 2;
+			}
+			break;
 		case 't':
 			only = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: %s -a DEV -b PEER [-g GID] [-t TEST]\n",
+			fprintf(stderr, "usage: %s -a DEV -b PEER [-g GID] [-r RACE_SECONDS] [-t TEST]\n",
 				argv[0]);
 			return 2;
 		}
