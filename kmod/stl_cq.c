@@ -166,9 +166,7 @@ static int stl_cq_release_parent(struct stl_dev *sdev, struct ib_cq *pcq)
 		return -EBUSY;
 	g = kmalloc(sizeof(*g), GFP_KERNEL);
 	if (!g) {
-		/* Wait it out here instead. */
-		WRITE_ONCE(pcq->comp_handler, stl_cq_nop_comp);
-		WRITE_ONCE(pcq->event_handler, stl_cq_nop_event);
+		/* Wait it out here, while the virtual CQ still lives. */
 		schedule_timeout_uninterruptible(STL_CQ_GRACE);
 		return ib_destroy_cq_user(pcq, NULL);
 	}
