@@ -687,7 +687,6 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  struct stl_create_cq_arg *arg);
 int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 void stl_cq_graves_init(struct stl_dev *sdev);
-void stl_cq_graves_reap(struct stl_dev *sdev, bool all);
 void stl_cq_graves_fini(struct stl_dev *sdev);
 int stl_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);

@@ -96,7 +96,7 @@ static void stl_cq_bury(struct stl_dev *sdev, struct ib_cq *pcq)
  * @all: every one, waiting out what is left of their grace periods (at
  *	removal, once no CQ can be destroyed any more)
  */
-void stl_cq_graves_reap(struct stl_dev *sdev, bool all)
+static void stl_cq_graves_reap(struct stl_dev *sdev, bool all)
 {
 	struct stl_cq_grave *g, *tmp;
 	LIST_HEAD(due);
