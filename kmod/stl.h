@@ -133,6 +133,11 @@ enum stl_counter {
 	STL_CNT_SPRAY_PROBE_FAILURES,
 	STL_CNT_SPRAY_REPAIRS,
 	STL_CNT_SPRAY_RECOVERIES,
+	STL_CNT_SPRAY_WRS,
+	STL_CNT_SPRAY_CHUNKS,
+	STL_CNT_SPRAY_CHUNK_BYTES,
+	STL_CNT_SPRAY_REPOSTS,
+	STL_CNT_SPRAY_WHOLE,
 	STL_NUM_COUNTERS
 };
 
@@ -882,6 +887,7 @@ static inline void stl_obj_uncharge(struct stl_dev *sdev, enum stl_obj o)
 
 void stl_quota_uncharge(struct stl_dev *sdev, bool cqes, s64 n);
 int stl_kmem_charge(struct stl_dev *sdev, u64 bytes);
+int stl_cq_release_parent(struct stl_dev *sdev, struct ib_cq *pcq);
 
 static inline void stl_kmem_uncharge(struct stl_dev *sdev, u64 bytes)
 {
@@ -908,7 +914,9 @@ bool rdma_nl_get_privileged_qkey(void);
 struct spray_qp;
 extern unsigned int spray_default_paths;
 size_t spray_qp_kmem(void);
-int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev);
+int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev, u32 max_send_wr);
+int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b);
+void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc);
 void spray_qp_destroy(struct stl_qp *sqp);
 void spray_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 		       const struct ib_qp_attr *pattr, int mask);

@@ -150,11 +150,17 @@ void stl_cq_graves_fini(struct stl_dev *sdev)
 	stl_cq_graves_reap(sdev, true);
 }
 
-/*
- * Destroy a parent CQ that nothing uses any more, now or after its grace
- * period.  Return: 0, or the parent's error (the CQ is then kept).
+/**
+ * stl_cq_release_parent() - destroy a parent CQ that nothing uses any more
+ * @sdev: the device whose grave list keeps it through its grace period
+ * @pcq: the parent CQ (its handlers become no-ops when it must wait)
+ *
+ * Destroyed now, or after its grace period on parents that may still run
+ * a queued completion event of it (STL_RXE_CQ_TASKLET).
+ *
+ * Return: 0, or the parent's error (the CQ is then kept).
  */
-static int stl_cq_release_parent(struct stl_dev *sdev, struct ib_cq *pcq)
+int stl_cq_release_parent(struct stl_dev *sdev, struct ib_cq *pcq)
 {
 	struct stl_cq_grave *g;
 	bool first;
@@ -517,6 +523,8 @@ static void stl_wc_translate(struct stl_cq *scq, struct ib_wc *wc)
 		/* A peer's SEND with Invalidate: see stl_inv.c. */
 		if (wc->opcode & IB_WC_RECV)
 			stl_wc_remote_inv(sqp, wc);
+		else if (READ_ONCE(sqp->spray))
+			spray_wc_fixup(sqp, wc);
 		wc->qp = &(sqp->ibqp.send_cq == &scq->ibcq ?
 			   sqp->sref : sqp->rref)->stub;
 	}

@@ -299,7 +299,10 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		ret = stl_rate_wait_send(sdev, &b->wr.send, &waited);
 		if (ret)
 			break;
-		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
+		/* A QP with paths: through its queue (spray/). */
+		ret = sqp->spray ? spray_post_send(sqp, b) : 1;
+		if (ret == 1)
+			ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
 		if (ret) {
 			/* The parent's queue is full: not a refused request. */
 			stl_dbg(sdev, "QP %u: parent post_send: %d\n",

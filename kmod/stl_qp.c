@@ -161,6 +161,7 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	sqp->charged = made;
 
 	sqp->pqp = pqp;
+	sqp->sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	sqp->max_send_sge = pinit.cap.max_send_sge;
 	sqp->max_recv_sge = pinit.cap.max_recv_sge;
 	sqp->max_inline = min_t(u32, pinit.cap.max_inline_data,
@@ -173,7 +174,7 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (ret)
 			goto err_destroy;
 	} else {
-		ret = spray_qp_create(sqp, sdev);
+		ret = spray_qp_create(sqp, sdev, init->cap.max_send_wr);
 		if (ret)
 			goto err_destroy;
 	}

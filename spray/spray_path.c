@@ -75,8 +75,24 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 #define SPRAY_PATH_WR		64
 /* Each path is checked this often while up (a zero-length RDMA WRITE). */
 #define SPRAY_PROBE_MS		1000
-/* Entries of the path QPs' CQ. */
-#define SPRAY_CQE(sq)		(((sq)->want - 1) * SPRAY_PATH_WR + 1)
+/*
+ * Entries of the path QPs' CQ: room for two QPs per path (a repaired
+ * path's old QP may leave completions behind).
+ */
+#define SPRAY_CQE(sq)		(2 * ((sq)->want - 1) * SPRAY_PATH_WR + 1)
+/* Chunks one path QP holds at once (the rest of its queue: its check). */
+#define SPRAY_PATH_CHUNKS	(SPRAY_PATH_WR - 2)
+/* Most chunks a work request is cut into, its tail on QP 0 apart. */
+#define SPRAY_WR_CHUNKS		16
+/* Most SGEs of a work request that is cut into chunks. */
+#define SPRAY_SGE_MAX		4
+/* Work requests on their way to QP 0, at most; chunk slots, at most. */
+#define SPRAY_FIFO_MAX		4096U
+#define SPRAY_SLOTS_MAX		8192U
+/* Posts of one chunk before its work request goes whole on QP 0. */
+#define SPRAY_CHUNK_POSTS	8
+/* A path check's parent wr_id: this bit, the path << 1, the epoch parity. */
+#define SPRAY_WRID_CHECK	BIT_ULL(63)
 /*
  * Path QPs' own RC timers: ~67 ms local ACK timeout, 5 retries: a path
  * that answers nothing fails its check within half a second.  (Not 7:
@@ -177,8 +193,6 @@ static const char *const spray_state_names[] = {
  * @peer: the peer's path QPs
  * @sport: UDP source port of each path
  * @probe_work: checks every path that is up, every SPRAY_PROBE_MS
- * @probe_cqe: the completion of each path's check, one per epoch parity
- *	(a completion of the QP before its last repair is not counted)
  * @probe_busy: a path's check is outstanding
  * @probe_last: how a path's last check ended (enum spray_probe)
  * @probe_ok: a path's checks that came back
@@ -186,6 +200,32 @@ static const char *const spray_state_names[] = {
  * @repair_tries: REPAIR messages sent for a path's pending repair
  * @recovering: paths repaired whose first check has not come back yet
  * @recoveries: each path's repairs that ended in a check that came back
+ * @dlock: guards the data path: everything below, and @pq while it is on
+ * @don: the data path is on: work requests go through @fifo, WRITEs and
+ *	READs in chunks over the paths that are up
+ * @cq_off: the paths' CQ is going: its handler queues no more work
+ * @cq_work: polls the paths' CQ (chunks and checks), posts what waits
+ * @sched: the scheduler of the paths (path 0 stays down in it: QP 0
+ *	carries only what goes through @fifo)
+ * @chunks: the chunk slots
+ * @order: the work requests through @fifo, with their chunks pending
+ * @owr: @order's slots
+ * @fifo: the work requests themselves (@fstride bytes each, slot = sequence
+ *	number & @order.mask), on their way to QP 0
+ * @fstride: bytes per @fifo entry
+ * @bl: ring of chunk slots waiting for a path (@bl_mask + 1 entries)
+ * @bl_mask: ring size - 1
+ * @bl_head: first entry of @bl
+ * @bl_tail: next free entry of @bl
+ * @kinds: work requests in @fifo of each enum spray_kind
+ * @dkmem: bytes of the data path, charged to the device's kmem_quota
+ * @max_send_wr: QP 0's send queue depth (the depth of @fifo)
+ * @fixlock: guards @fix (taken inside @dlock, and inside the virtual CQ's
+ *	lock, with interrupts off)
+ * @fix: signaled tails on QP 0, oldest first: their completion reports
+ *	the whole request's byte count (@order.mask + 1 entries)
+ * @fix_head: oldest entry of @fix
+ * @fix_tail: next free entry of @fix
  *
  * The paths' CQ is polled directly (IB_POLL_DIRECT), by each round of
  * @probe_work before it posts the next checks: never armed, so the parent
@@ -219,7 +259,6 @@ struct spray_qp {
 	u32 peer[SPRAY_MAX_PATHS];
 	u16 sport[SPRAY_MAX_PATHS];
 	struct delayed_work probe_work;
-	struct ib_cqe probe_cqe[SPRAY_MAX_PATHS][2];
 	atomic_t probe_busy[SPRAY_MAX_PATHS];
 	atomic_t probe_last[SPRAY_MAX_PATHS];
 	atomic_t probe_ok[SPRAY_MAX_PATHS];
@@ -227,6 +266,65 @@ struct spray_qp {
 	u8 repair_tries[SPRAY_MAX_PATHS];
 	unsigned long recovering;
 	atomic_t recoveries[SPRAY_MAX_PATHS];
+	spinlock_t dlock;
+	bool don;
+	bool cq_off;
+	struct work_struct cq_work;
+	struct spray_sched sched;
+	struct spray_chunks chunks;
+	struct spray_order order;
+	struct spray_wr *owr;
+	u8 *fifo;
+	size_t fstride;
+	u32 *bl;
+	u32 bl_mask;
+	u32 bl_head;
+	u32 bl_tail;
+	u32 kinds[3];
+	u64 dkmem;
+	u32 max_send_wr;
+	spinlock_t fixlock;
+	struct spray_fix *fix;
+	u32 fix_head;
+	u32 fix_tail;
+};
+
+/**
+ * struct spray_fix - a tail's completion to report with its request's size
+ * @wr_id: the application's wr_id
+ * @len: the request's bytes
+ */
+struct spray_fix {
+	u64 wr_id;
+	u64 len;
+};
+
+/*
+ * How a work request may be reordered against those before it: WRITEs
+ * among WRITEs and READs among READs only (chunks of a later one may land
+ * before the tail of an earlier one); anything else waits its turn.
+ */
+enum spray_kind {
+	SPRAY_KIND_WRITE,
+	SPRAY_KIND_READ,
+	SPRAY_KIND_OTHER,
+};
+
+/**
+ * struct spray_fwr - a work request on its way to QP 0
+ * @b: the parent work request, whole (SGEs in @sge, or inline)
+ * @len: its bytes
+ * @tail: bytes at its end that go on QP 0 once its chunks are done (@len
+ *	when it was not cut)
+ * @kind: enum spray_kind
+ * @sge: its SGEs
+ */
+struct spray_fwr {
+	struct stl_send_buf b;
+	u64 len;
+	u64 tail;
+	u8 kind;
+	struct ib_sge sge[];
 };
 
 /* How a path's last check ended. */
@@ -417,6 +515,563 @@ static void spray_send(struct spray_qp *sq, enum spray_op op)
 	spray_send_path(sq, op, 0);
 }
 
+/* ---- The data path: work requests over the paths ---- */
+
+static struct spray_fwr *spray_fwr(struct spray_qp *sq, u32 seq)
+{
+	return (void *)(sq->fifo + (size_t)(seq & sq->order.mask) * sq->fstride);
+}
+
+static u64 spray_now(void)
+{
+	return ktime_get_ns();
+}
+
+static enum spray_kind spray_kind_of(const struct ib_send_wr *wr)
+{
+	if (wr->send_flags & IB_SEND_FENCE)
+		return SPRAY_KIND_OTHER;
+	if (wr->opcode == IB_WR_RDMA_WRITE)
+		return SPRAY_KIND_WRITE;
+	if (wr->opcode == IB_WR_RDMA_READ)
+		return SPRAY_KIND_READ;
+	return SPRAY_KIND_OTHER;
+}
+
+/*
+ * The SGEs of bytes [@off, @off + @len) of a list of @n SGEs, into @out
+ * (room for @n).  Return: their number.
+ */
+static int spray_slice(const struct ib_sge *sg, int n, u64 off, u64 len,
+		       struct ib_sge *out)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n && len; i++) {
+		if (off >= sg[i].length) {
+			off -= sg[i].length;
+			continue;
+		}
+		out[k].addr = sg[i].addr + off;
+		out[k].lkey = sg[i].lkey;
+		out[k].length = min_t(u64, sg[i].length - off, len);
+		len -= out[k].length;
+		off = 0;
+		k++;
+	}
+	return k;
+}
+
+/* A chunk's work request will not complete: its request goes whole. */
+static void spray_chunk_lost(struct spray_qp *sq, u32 idx)
+{
+	spray_order_chunk_done(&sq->order, sq->chunks.c[idx].seq, -EIO);
+	spray_chunk_free(&sq->chunks, idx);
+}
+
+static void spray_bl_push(struct spray_qp *sq, u32 idx)
+{
+	sq->bl[sq->bl_tail++ & sq->bl_mask] = idx;
+}
+
+/*
+ * Path @i failed (a chunk's error, a post refused, a stall, its repair):
+ * down in the scheduler, its chunks in flight wait for another path.  Its
+ * late completions are stale.  sq->dlock held.
+ */
+static void spray_path_failed(struct spray_qp *sq, u32 i)
+{
+	u32 out[64], n, k;
+
+	do {
+		n = spray_fail_path(&sq->sched, &sq->chunks, i, out,
+				    ARRAY_SIZE(out));
+		for (k = 0; k < n; k++)
+			spray_bl_push(sq, out[k]);
+		stl_count(sq->sdev, STL_CNT_SPRAY_REPOSTS, n);
+	} while (n == ARRAY_SIZE(out));
+}
+
+/*
+ * Post chunk @idx on path @i.  Return: 0; 1 if the scheduler refused it;
+ * the parent's error (the chunk counts as posted).  sq->dlock held.
+ */
+static int spray_post_chunk(struct spray_qp *sq, u32 idx, u32 i)
+{
+	struct spray_chunk *c = &sq->chunks.c[idx];
+	struct spray_fwr *f = spray_fwr(sq, c->seq);
+	struct ib_sge sge[SPRAY_SGE_MAX];
+	struct ib_rdma_wr wr = f->b.wr.rdma;
+	int ret;
+
+	wr.wr.next = NULL;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.num_sge = spray_slice(f->sge, f->b.wr.send.num_sge, c->offset,
+				    c->len, sge);
+	wr.wr.sg_list = sge;
+	wr.remote_addr += c->offset;
+	if (spray_chunk_post(&sq->sched, &sq->chunks, idx, i, spray_now(),
+			     &wr.wr.wr_id))
+		return 1;
+	ret = ib_post_send(sq->pq[i], &wr.wr, NULL);
+	if (ret)
+		return ret;
+	stl_count(sq->sdev, STL_CNT_SPRAY_CHUNKS, 1);
+	stl_count(sq->sdev, STL_CNT_SPRAY_CHUNK_BYTES, c->len);
+	return 0;
+}
+
+/*
+ * Post on QP 0 the oldest work request, whose chunks are all done: its
+ * tail, or the whole request if a chunk was lost (WRITE and READ may move
+ * the same bytes twice).  Return: 0, or the parent's error (it waits).
+ */
+static int spray_post_head(struct spray_qp *sq)
+{
+	struct spray_wr *w = &sq->order.wr[sq->order.head & sq->order.mask];
+	struct spray_fwr *f = spray_fwr(sq, sq->order.head);
+	struct ib_sge sge[SPRAY_SGE_MAX];
+	struct ib_rdma_wr tail;
+	const struct ib_send_wr *wr = &f->b.wr.send;
+	unsigned long flags;
+	bool fix = false;
+	int ret;
+
+	if (f->tail < f->len && !w->status) {
+		tail = f->b.wr.rdma;
+		tail.wr.num_sge = spray_slice(f->sge, f->b.wr.send.num_sge,
+					      f->len - f->tail, f->tail, sge);
+		tail.wr.sg_list = sge;
+		tail.remote_addr += f->len - f->tail;
+		wr = &tail.wr;
+		if (sq->sqp->sig_all || (wr->send_flags & IB_SEND_SIGNALED))
+			fix = true;
+	} else if (f->tail < f->len) {
+		stl_count(sq->sdev, STL_CNT_SPRAY_WHOLE, 1);
+	}
+	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
+	if (!ret && fix) {
+		spin_lock_irqsave(&sq->fixlock, flags);
+		if (sq->fix_tail - sq->fix_head <= sq->order.mask) {
+			sq->fix[sq->fix_tail & sq->order.mask].wr_id = wr->wr_id;
+			sq->fix[sq->fix_tail & sq->order.mask].len = f->len;
+			sq->fix_tail++;
+		}
+		spin_unlock_irqrestore(&sq->fixlock, flags);
+	}
+	return ret;
+}
+
+/**
+ * spray_wc_fixup() - a send completion of QP 0, as the application sees it
+ * @sqp: the virtual QP
+ * @wc: the completion
+ *
+ * The completion of a request's tail reports the request's byte count.
+ * Context: the virtual CQ's lock held (interrupts off); RCU keeps
+ * @sqp->spray (spray_qp_destroy()).
+ */
+void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc)
+{
+	struct spray_qp *sq = READ_ONCE(sqp->spray);
+	struct spray_fix *x;
+
+	if (!sq || !READ_ONCE(sq->fix))
+		return;
+	spin_lock(&sq->fixlock);
+	if (sq->fix_head != sq->fix_tail) {
+		x = &sq->fix[sq->fix_head & sq->order.mask];
+		if (x->wr_id == wc->wr_id) {
+			wc->byte_len = min_t(u64, x->len, U32_MAX);
+			sq->fix_head++;
+		}
+	}
+	spin_unlock(&sq->fixlock);
+}
+
+/*
+ * Move what waits: chunks onto paths with credit, then the work requests
+ * whose chunks are done onto QP 0, in post order.  sq->dlock held.
+ */
+static void spray_kick(struct spray_qp *sq)
+{
+	struct spray_fwr *f;
+	int i, ret;
+	u32 idx;
+
+	while (sq->bl_head != sq->bl_tail) {
+		idx = sq->bl[sq->bl_head & sq->bl_mask];
+		i = spray_pick(&sq->sched, sq->chunks.c[idx].len);
+		if (i == -EAGAIN)
+			break;
+		if (i < 0 || sq->chunks.c[idx].posts >= SPRAY_CHUNK_POSTS) {
+			/* No path left for it: its request goes whole. */
+			sq->bl_head++;
+			spray_chunk_lost(sq, idx);
+			continue;
+		}
+		if (sq->sched.path[i].out_chunks >= SPRAY_PATH_CHUNKS)
+			break;
+		ret = spray_post_chunk(sq, idx, i);
+		sq->bl_head++;
+		if (ret == 1) {
+			spray_chunk_lost(sq, idx);
+		} else if (ret) {
+			ibdev_dbg(&sq->sdev->ibdev, "QP %u path %d: post refused (%d), path down\n",
+				  sq->qpn, i, ret);
+			/* Posted as far as the scheduler knows: taken back. */
+			spray_path_failed(sq, i);
+			if (atomic_read(&sq->probe_last[i]) != SPRAY_PROBE_REPAIR)
+				atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
+		}
+	}
+	while (sq->order.head != sq->order.done) {
+		f = spray_fwr(sq, sq->order.head);
+		ret = spray_post_head(sq);
+		if (ret == -ENOMEM)
+			break;
+		if (ret)
+			ibdev_dbg(&sq->sdev->ibdev, "QP %u: QP 0 refused a request (%d), dropped\n",
+				  sq->qpn, ret);
+		sq->kinds[f->kind]--;
+		sq->order.head++;
+	}
+}
+
+/*
+ * Start the data path: every path up, QP 0 down in the scheduler (it
+ * carries the tails).  sq->lock held; the data path's memory exists.
+ */
+static void spray_data_on(struct spray_qp *sq)
+{
+	const struct spray_params p = {
+		.chunk_init = 64 << 10,
+		.chunk_min = 16 << 10,
+		.chunk_max = 1 << 20,
+		.credit_init = 512 << 10,
+		.credit_min = 64 << 10,
+		.credit_max = 16 << 20,
+		.target_ns = 4 * NSEC_PER_MSEC,
+		.stall_ns = 2 * NSEC_PER_SEC,
+		.tune_ns = 10 * NSEC_PER_MSEC,
+	};
+	u32 i;
+
+	if (!sq->fifo)
+		return;
+	/* Nothing is left in the queue or the slots by spray_data_off(). */
+	spin_lock_bh(&sq->dlock);
+	if (!spray_sched_init(&sq->sched, sq->n, &p)) {
+		spray_path_down(&sq->sched, 0);
+		for (i = 1; i < sq->n; i++)
+			spray_path_up(&sq->sched, i);
+		sq->don = true;
+	}
+	spin_unlock_bh(&sq->dlock);
+}
+
+/*
+ * Stop the data path before the paths go: chunks in flight are given up,
+ * and every request waiting goes to QP 0, whole where it lost chunks (QP 0
+ * in the error state flushes them to the application).  sq->lock held.
+ */
+static void spray_data_off(struct spray_qp *sq)
+{
+	u32 i, idx;
+
+	spin_lock_bh(&sq->dlock);
+	if (sq->don) {
+		sq->don = false;
+		for (i = 1; i < sq->sched.n_paths; i++)
+			spray_path_failed(sq, i);
+		while (sq->bl_head != sq->bl_tail) {
+			idx = sq->bl[sq->bl_head++ & sq->bl_mask];
+			spray_chunk_lost(sq, idx);
+		}
+		spray_kick(sq);
+		/* What QP 0 could not take (it was reset): dropped. */
+		sq->order.head = sq->order.tail;
+		sq->order.done = sq->order.tail;
+		memset(sq->kinds, 0, sizeof(sq->kinds));
+	}
+	spin_unlock_bh(&sq->dlock);
+}
+
+/**
+ * spray_post_send() - post one checked send request of a QP with paths
+ * @sqp: the virtual QP
+ * @b: the request as it goes to the parent
+ *
+ * With the data path on, the request goes through the QP's queue to QP 0;
+ * an RDMA WRITE or READ big enough is cut: its chunks go on the paths at
+ * once, its tail on QP 0 when they are done and every request before it
+ * was posted there, with the application's wr_id and flags.  So the
+ * request's completion (on QP 0) says all its bytes arrived, completions
+ * keep their post order, and SENDs, immediates and atomics follow every
+ * byte posted before them.
+ *
+ * Return: 1 when the data path is off (the caller posts to QP 0 itself),
+ * 0 when posted, -ENOMEM when the QP's queue is full.
+ */
+int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
+{
+	struct spray_qp *sq = sqp->spray;
+	const struct ib_send_wr *wr = &b->wr.send;
+	u64 len = stl_wr_bytes(wr), tail, off;
+	u32 seq, k = 0, chunk, cl, idx[SPRAY_WR_CHUNKS];
+	enum spray_kind kind = spray_kind_of(wr);
+	struct spray_fwr *f;
+	bool cut;
+	int ret = 0;
+
+	if (!sq || !READ_ONCE(sq->don))
+		return 1;
+	spin_lock_bh(&sq->dlock);
+	if (!sq->don) {
+		spin_unlock_bh(&sq->dlock);
+		return 1;
+	}
+	/*
+	 * Cut: a WRITE or READ of two chunks or more, not inline, not fenced,
+	 * with nothing of another kind waiting before it.
+	 */
+	chunk = sq->sched.chunk;
+	cut = kind != SPRAY_KIND_OTHER && !(wr->send_flags & IB_SEND_INLINE) &&
+	      wr->num_sge <= SPRAY_SGE_MAX && len >= 2 * (u64)chunk &&
+	      !sq->kinds[SPRAY_KIND_OTHER] &&
+	      !sq->kinds[kind == SPRAY_KIND_WRITE ? SPRAY_KIND_READ :
+			 SPRAY_KIND_WRITE] &&
+	      sq->chunks.size - sq->chunks.used >= SPRAY_WR_CHUNKS;
+	/* Nothing waits and nothing to cut: straight to QP 0. */
+	if (!cut && sq->order.head == sq->order.tail) {
+		ret = ib_post_send(sqp->pqp, wr, NULL);
+		goto out;
+	}
+	if (spray_order_count(&sq->order) > sq->order.mask) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	seq = sq->order.tail;
+	f = spray_fwr(sq, seq);
+	f->b.wr = b->wr;
+	f->b.wr.send.next = NULL;
+	if (wr->send_flags & IB_SEND_INLINE) {
+		memcpy(f->b.inline_data, b->inline_data, b->inline_sge.length);
+		f->b.inline_sge = b->inline_sge;
+		f->b.inline_sge.addr = (uintptr_t)f->b.inline_data;
+		f->b.wr.send.sg_list = &f->b.inline_sge;
+	} else {
+		memcpy(f->sge, wr->sg_list, wr->num_sge * sizeof(*f->sge));
+		f->b.wr.send.sg_list = f->sge;
+	}
+	f->len = len;
+	f->tail = len;
+	f->kind = kind;
+	if (cut) {
+		/* QP 0 carries the tail: about its share of the bytes. */
+		tail = clamp_t(u64, rounddown(len / sq->sched.n_paths, 4096),
+			       4096, 4 * (u64)chunk);
+		if (spray_chunk_count(chunk, len - tail) > SPRAY_WR_CHUNKS)
+			chunk = roundup_pow_of_two(DIV_ROUND_UP(len - tail,
+							       SPRAY_WR_CHUNKS - 1));
+		for (k = 0, off = 0; off < len - tail; k++, off += cl) {
+			cl = spray_chunk_len(chunk, len - tail - off);
+			if (WARN_ON_ONCE(k >= SPRAY_WR_CHUNKS))
+				break;
+			idx[k] = spray_chunk_alloc(&sq->chunks, seq, off, cl);
+		}
+		if (off == len - tail) {
+			f->tail = tail;
+		} else {
+			while (k--)
+				spray_chunk_free(&sq->chunks, idx[k]);
+			k = 0;
+		}
+	}
+	spray_order_add(&sq->order, wr->wr_id, k ?: 1, false, &seq);
+	sq->kinds[kind]++;
+	if (!k) {
+		spray_order_chunk_done(&sq->order, seq, 0);
+	} else {
+		stl_count(sq->sdev, STL_CNT_SPRAY_WRS, 1);
+		while (k--)
+			spray_bl_push(sq, idx[k]);
+	}
+	spray_kick(sq);
+out:
+	spin_unlock_bh(&sq->dlock);
+	return ret;
+}
+
+/* A path check's completion.  sq->dlock held. */
+static void spray_check_done(struct spray_qp *sq, const struct ib_wc *wc)
+{
+	unsigned int i = (wc->wr_id >> 1) & (SPRAY_MAX_PATHS - 1);
+
+	if ((wc->wr_id & 1) != (READ_ONCE(sq->epoch[i]) & 1) ||
+	    atomic_read(&sq->probe_last[i]) == SPRAY_PROBE_REPAIR)
+		return;
+	atomic_set(&sq->probe_busy[i], 0);
+	if (wc->status == IB_WC_SUCCESS) {
+		atomic_set(&sq->probe_last[i], SPRAY_PROBE_OK);
+		atomic_inc(&sq->probe_ok[i]);
+		stl_count(sq->sdev, STL_CNT_SPRAY_PROBES, 1);
+		if (test_and_clear_bit(i, &sq->recovering)) {
+			atomic_inc(&sq->recoveries[i]);
+			stl_count(sq->sdev, STL_CNT_SPRAY_RECOVERIES, 1);
+			if (sq->don && i < sq->sched.n_paths)
+				spray_path_up(&sq->sched, i);
+			stl_dbg(sq->sdev, "QP %u path %u: back up\n", sq->qpn, i);
+		}
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
+		atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
+		stl_count(sq->sdev, STL_CNT_SPRAY_PROBE_FAILURES, 1);
+		ibdev_dbg(&sq->sdev->ibdev, "QP %u path %u: check failed: %s\n",
+			  sq->qpn, i, ib_wc_status_msg(wc->status));
+	}
+}
+
+/*
+ * A chunk's completion: done, or its path failed (it and the path's
+ * other chunks wait for another path; the path is repaired).
+ * sq->dlock held.
+ */
+static void spray_chunk_done(struct spray_qp *sq, const struct ib_wc *wc)
+{
+	bool ok = wc->status == IB_WC_SUCCESS;
+	struct spray_chunk *c;
+	int idx;
+	u32 i;
+
+	if (!sq->don)
+		return;
+	idx = spray_chunk_complete(&sq->sched, &sq->chunks, wc->wr_id,
+				   spray_now(), ok);
+	if (idx < 0)
+		return;
+	c = &sq->chunks.c[idx];
+	if (ok) {
+		spray_order_chunk_done(&sq->order, c->seq, 0);
+		spray_chunk_free(&sq->chunks, idx);
+		return;
+	}
+	i = c->path;
+	ibdev_dbg(&sq->sdev->ibdev, "QP %u path %u: chunk failed: %s\n",
+		  sq->qpn, i, ib_wc_status_msg(wc->status));
+	c->state = SPRAY_CHUNK_READY;
+	spray_bl_push(sq, idx);
+	stl_count(sq->sdev, STL_CNT_SPRAY_REPOSTS, 1);
+	spray_path_failed(sq, i);
+	if (wc->status != IB_WC_WR_FLUSH_ERR &&
+	    atomic_read(&sq->probe_last[i]) != SPRAY_PROBE_REPAIR)
+		atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
+}
+
+/*
+ * Poll the paths' CQ: checks and chunks; then post what waits and tune.
+ * Context: process (a work item: a parent may call its CQ handler with
+ * its CQ lock held, and polling takes it).
+ */
+static void spray_cq_work(struct work_struct *work)
+{
+	struct spray_qp *sq = container_of(work, struct spray_qp, cq_work);
+	struct ib_wc wc[16];
+	int n, k;
+
+	do {
+		spin_lock_bh(&sq->dlock);
+		while ((n = ib_poll_cq(sq->cq, ARRAY_SIZE(wc), wc)) > 0) {
+			for (k = 0; k < n; k++) {
+				if (wc[k].wr_id & SPRAY_WRID_CHECK)
+					spray_check_done(sq, &wc[k]);
+				else
+					spray_chunk_done(sq, &wc[k]);
+			}
+		}
+		if (sq->don) {
+			spray_kick(sq);
+			spray_tune(&sq->sched, spray_now());
+		}
+		spin_unlock_bh(&sq->dlock);
+	} while (!READ_ONCE(sq->cq_off) &&
+		 ib_req_notify_cq(sq->cq, IB_CQ_NEXT_COMP |
+				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+}
+
+static void spray_cq_comp(struct ib_cq *cq, void *ctx)
+{
+	struct spray_qp *sq = ctx;
+
+	if (!READ_ONCE(sq->cq_off))
+		queue_work(system_highpri_wq, &sq->cq_work);
+}
+
+/*
+ * The data path's memory, made once, at the first RTR: a queue as deep as
+ * QP 0's send queue, chunk slots for it.  Without it (no memory, kmem
+ * quota) the QP's requests stay on QP 0.  sq->lock held.
+ */
+static void spray_data_alloc(struct spray_qp *sq, u32 max_send_wr)
+{
+	u32 depth = clamp_t(u32, roundup_pow_of_two(max_send_wr + 1), 16,
+			    SPRAY_FIFO_MAX);
+	u32 slots = min(depth * SPRAY_WR_CHUNKS, SPRAY_SLOTS_MAX);
+	struct spray_fix *fix;
+	struct spray_chunk *c;
+	u64 kmem;
+
+	if (sq->fifo)
+		return;
+	sq->fstride = ALIGN(sizeof(struct spray_fwr) +
+			    max_t(u32, sq->sqp->max_send_sge, 1) *
+			    sizeof(struct ib_sge), 8);
+	kmem = (u64)depth * (sq->fstride + sizeof(*sq->owr) +
+			     sizeof(*sq->fix)) +
+	       (u64)slots * (sizeof(*c) + sizeof(*sq->bl));
+	if (stl_kmem_charge(sq->sdev, kmem))
+		goto fail;
+	sq->fifo = kvcalloc(depth, sq->fstride, GFP_KERNEL);
+	sq->owr = kvcalloc(depth, sizeof(*sq->owr), GFP_KERNEL);
+	c = kvcalloc(slots, sizeof(*c), GFP_KERNEL);
+	sq->bl = kvcalloc(slots, sizeof(*sq->bl), GFP_KERNEL);
+	fix = kvcalloc(depth, sizeof(*fix), GFP_KERNEL);
+	if (!sq->fifo || !sq->owr || !c || !sq->bl || !fix) {
+		kvfree(sq->fifo);
+		kvfree(sq->owr);
+		kvfree(c);
+		kvfree(sq->bl);
+		kvfree(fix);
+		sq->fifo = NULL;
+		sq->owr = NULL;
+		sq->bl = NULL;
+		stl_kmem_uncharge(sq->sdev, kmem);
+		goto fail;
+	}
+	sq->dkmem = kmem;
+	spray_chunks_init(&sq->chunks, c, slots);
+	spray_order_init(&sq->order, sq->owr, depth, 0);
+	sq->bl_mask = slots - 1;
+	/* Last: spray_wc_fixup() reads the ring once this is set. */
+	smp_store_release(&sq->fix, fix);
+	return;
+fail:
+	stl_dbg(sq->sdev, "QP %u: no memory for the data path: its requests stay on QP 0\n",
+		sq->qpn);
+}
+
+static void spray_data_free(struct spray_qp *sq)
+{
+	if (!sq->fifo)
+		return;
+	kvfree(sq->fifo);
+	kvfree(sq->owr);
+	kvfree(sq->chunks.c);
+	kvfree(sq->bl);
+	kvfree(sq->fix);
+	sq->fifo = NULL;
+	stl_kmem_uncharge(sq->sdev, sq->dkmem);
+}
+
 /*
  * Destroy path QPs @from.. (not their CQ: freeing a CQ waits for its work,
  * which must not happen under sq->lock nor in the MAD layer's CQ work that
@@ -426,6 +1081,8 @@ static void spray_drop_paths(struct spray_qp *sq, unsigned int from)
 {
 	unsigned int i;
 
+	if (from <= 1)
+		spray_data_off(sq);
 	for (i = from; i < SPRAY_MAX_PATHS; i++) {
 		if (!sq->pq[i])
 			continue;
@@ -495,6 +1152,7 @@ static struct ib_qp *spray_path_qp(struct spray_qp *sq)
 /* Make the path QPs (INIT), to offer their numbers.  sq->lock held. */
 static int spray_make_paths(struct spray_qp *sq)
 {
+	struct ib_cq_init_attr ca = {};
 	unsigned int i;
 	int ret;
 
@@ -506,15 +1164,17 @@ static int spray_make_paths(struct spray_qp *sq)
 		ret = stl_quota_charge(sq->sdev, true, SPRAY_CQE(sq));
 		if (ret)
 			return ret;
-		sq->cq = ib_alloc_cq(sq->pdev, sq, SPRAY_CQE(sq), 0,
-				     IB_POLL_DIRECT);
+		ca.cqe = SPRAY_CQE(sq);
+		sq->cq = ib_create_cq(sq->pdev, spray_cq_comp, NULL, sq, &ca);
 		if (IS_ERR(sq->cq)) {
 			ret = PTR_ERR(sq->cq);
 			sq->cq = NULL;
 			stl_quota_uncharge(sq->sdev, true, SPRAY_CQE(sq));
 			return ret;
 		}
+		ib_req_notify_cq(sq->cq, IB_CQ_NEXT_COMP);
 	}
+	spray_data_alloc(sq, sq->max_send_wr);
 	for (i = 1; i < sq->want; i++) {
 		atomic_set(&sq->probe_busy[i], 0);
 		atomic_set(&sq->probe_last[i], SPRAY_PROBE_NONE);
@@ -611,11 +1271,18 @@ static int spray_connect(struct spray_qp *sq, const __be32 *peer, u8 n)
  */
 static int spray_renew_path(struct spray_qp *sq, unsigned int i)
 {
-	struct ib_qp *qp = spray_path_qp(sq);
+	struct ib_qp *qp = spray_path_qp(sq), *old;
 
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
-	ib_destroy_qp(sq->pq[i]);
+	/* Its chunks wait for other paths; it is up again once checked. */
+	spin_lock_bh(&sq->dlock);
+	if (sq->don)
+		spray_path_failed(sq, i);
+	old = sq->pq[i];
+	sq->pq[i] = qp;
+	spin_unlock_bh(&sq->dlock);
+	ib_destroy_qp(old);
 	stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
 	sq->pq[i] = qp;
 	atomic_set(&sq->probe_busy[i], 0);
@@ -645,41 +1312,6 @@ static void spray_arm(struct spray_qp *sq)
 {
 	sq->tries = 1;
 	mod_delayed_work(system_wq, &sq->work, msecs_to_jiffies(SPRAY_RETRY_MS));
-}
-
-/*
- * A path's check came back.  Flushes (the path being taken down) say
- * nothing about the path, nor does a check of the path's QP before its
- * last repair (the other epoch parity), nor one while it is being
- * repaired.  Context: spray_probe(), polling the paths' CQ, sq->lock held.
- */
-static void spray_probe_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct spray_qp *sq = cq->cq_context;
-	unsigned int k = wc->wr_cqe - &sq->probe_cqe[0][0];
-	unsigned int i = k / 2;
-
-	if (WARN_ON_ONCE(i >= SPRAY_MAX_PATHS))
-		return;
-	if ((k & 1) != (sq->epoch[i] & 1) ||
-	    atomic_read(&sq->probe_last[i]) == SPRAY_PROBE_REPAIR)
-		return;
-	atomic_set(&sq->probe_busy[i], 0);
-	if (wc->status == IB_WC_SUCCESS) {
-		atomic_set(&sq->probe_last[i], SPRAY_PROBE_OK);
-		atomic_inc(&sq->probe_ok[i]);
-		stl_count(sq->sdev, STL_CNT_SPRAY_PROBES, 1);
-		if (test_and_clear_bit(i, &sq->recovering)) {
-			atomic_inc(&sq->recoveries[i]);
-			stl_count(sq->sdev, STL_CNT_SPRAY_RECOVERIES, 1);
-			stl_dbg(sq->sdev, "QP %u path %u: back up\n", sq->qpn, i);
-		}
-	} else if (wc->status != IB_WC_WR_FLUSH_ERR) {
-		atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
-		stl_count(sq->sdev, STL_CNT_SPRAY_PROBE_FAILURES, 1);
-		ibdev_dbg(&sq->sdev->ibdev, "QP %u path %u: check failed: %s\n",
-			  sq->qpn, i, ib_wc_status_msg(wc->status));
-	}
 }
 
 /*
@@ -721,14 +1353,31 @@ static void spray_probe(struct work_struct *work)
 	struct spray_qp *sq = container_of(to_delayed_work(work),
 					   struct spray_qp, probe_work);
 	struct ib_rdma_wr wr = {};
+	u32 stalled = 0;
 	unsigned int i;
 	u8 t;
 
 	mutex_lock(&sq->lock);
 	if (sq->dead || sq->state != SPRAY_UP)
 		goto out;
-	/* The last round's checks that came back. */
-	ib_process_cq_direct(sq->cq, -1);
+	/* Paths that stalled are failed (and so repaired below). */
+	spin_lock_bh(&sq->dlock);
+	if (sq->don) {
+		spray_stalled(&sq->sched, spray_now(), &stalled);
+		for (i = 1; i < sq->n; i++) {
+			if (!(stalled & BIT(i)))
+				continue;
+			ibdev_dbg(&sq->sdev->ibdev, "QP %u path %u: stalled\n",
+				  sq->qpn, i);
+			spray_path_failed(sq, i);
+			if (atomic_read(&sq->probe_last[i]) != SPRAY_PROBE_REPAIR)
+				atomic_set(&sq->probe_last[i],
+					   SPRAY_PROBE_FAILED);
+		}
+		/* A backstop: what waits for a queue that has room again. */
+		spray_kick(sq);
+	}
+	spin_unlock_bh(&sq->dlock);
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	for (i = 1; i < sq->n; i++) {
@@ -748,7 +1397,7 @@ static void spray_probe(struct work_struct *work)
 		}
 		if (atomic_cmpxchg(&sq->probe_busy[i], 0, 1))
 			continue;
-		wr.wr.wr_cqe = &sq->probe_cqe[i][sq->epoch[i] & 1];
+		wr.wr.wr_id = SPRAY_WRID_CHECK | (i << 1) | (sq->epoch[i] & 1);
 		if (ib_post_send(sq->pq[i], &wr.wr, NULL)) {
 			atomic_set(&sq->probe_busy[i], 0);
 			atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
@@ -766,6 +1415,7 @@ static void spray_up(struct spray_qp *sq)
 {
 	sq->state = SPRAY_UP;
 	stl_count(sq->sdev, STL_CNT_SPRAY_UP, 1);
+	spray_data_on(sq);
 	mod_delayed_work(system_wq, &sq->probe_work, 0);
 }
 
@@ -998,11 +1648,10 @@ size_t spray_qp_kmem(void)
  *
  * Return: 0 or -ENOMEM.
  */
-int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev)
+int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev, u32 max_send_wr)
 {
 	struct spray_qp *sq;
 	u8 want = READ_ONCE(sdev->spray_paths);
-	unsigned int i;
 
 	if (sqp->ibqp.qp_type != IB_QPT_RC || sdev->rings || want < 2)
 		return 0;
@@ -1019,10 +1668,10 @@ int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev)
 	mutex_init(&sq->lock);
 	INIT_DELAYED_WORK(&sq->work, spray_retry);
 	INIT_DELAYED_WORK(&sq->probe_work, spray_probe);
-	for (i = 0; i < SPRAY_MAX_PATHS; i++) {
-		sq->probe_cqe[i][0].done = spray_probe_done;
-		sq->probe_cqe[i][1].done = spray_probe_done;
-	}
+	spin_lock_init(&sq->dlock);
+	spin_lock_init(&sq->fixlock);
+	INIT_WORK(&sq->cq_work, spray_cq_work);
+	sq->max_send_wr = max_send_wr;
 	init_completion(&sq->idle);
 	refcount_set(&sq->ref, 1);
 	spin_lock_bh(&spray_qps_lock);
@@ -1056,11 +1705,25 @@ void spray_qp_destroy(struct stl_qp *sqp)
 	spray_put(sq);
 	wait_for_completion(&sq->idle);
 	spray_drop_paths(sq, 1);
-	/* No lock held, no CQ work of ours running this. */
+	/*
+	 * Once RCU says so, pollers (spray_wc_fixup()) no longer see @sq and
+	 * the CQ's handler queues no more work (a parent's handler runs in
+	 * an RCU read-side section: softirq, or under its CQ lock); then the
+	 * work is done, then the CQ goes (after a grace period on a parent
+	 * that may still run a queued event of it).
+	 */
+	WRITE_ONCE(sqp->spray, NULL);
+	WRITE_ONCE(sq->cq_off, true);
+	synchronize_rcu();
 	if (sq->cq) {
-		ib_free_cq(sq->cq);
-		stl_quota_uncharge(sq->sdev, true, SPRAY_CQE(sq));
+		cancel_work_sync(&sq->cq_work);
+		if (stl_cq_release_parent(sq->sdev, sq->cq))
+			ibdev_err(&sq->sdev->ibdev, "QP %u: the paths' CQ could not be destroyed: kept\n",
+				  sq->qpn);
+		else
+			stl_quota_uncharge(sq->sdev, true, SPRAY_CQE(sq));
 	}
+	spray_data_free(sq);
 	if (sq->have_av)
 		rdma_destroy_ah_attr(&sq->av);
 	sqp->spray = NULL;
@@ -1106,6 +1769,12 @@ void spray_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 	case IB_QPS_ERR:
 		cancel_delayed_work(&sq->work);
 		spray_drop_paths(sq, 1);
+		/* A reset QP 0 completes nothing more. */
+		if (attr->qp_state == IB_QPS_RESET) {
+			spin_lock_irq(&sq->fixlock);
+			sq->fix_head = sq->fix_tail;
+			spin_unlock_irq(&sq->fixlock);
+		}
 		sq->n = 1;
 		sq->state = attr->qp_state == IB_QPS_RESET ? SPRAY_IDLE :
 			    SPRAY_SINGLE;
@@ -1140,6 +1809,9 @@ out:
 int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct spray_qp *sq = to_stl_qp(ibqp)->spray;
+	struct spray_path *pc;
+	bool don;
+	u32 chunk;
 	struct nlattr *table;
 	char name[24];
 	unsigned int i;
@@ -1155,10 +1827,23 @@ int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		nla_nest_end(msg, table);
 		return 0;
 	}
+	/* The scheduler's counters, copied under its lock. */
+	pc = kmalloc_array(SPRAY_MAX_PATHS, sizeof(*pc), GFP_KERNEL);
+	if (!pc) {
+		nla_nest_cancel(msg, table);
+		return -ENOMEM;
+	}
 	mutex_lock(&sq->lock);
+	spin_lock_bh(&sq->dlock);
+	don = sq->don;
+	chunk = sq->sched.chunk;
+	memcpy(pc, sq->sched.path, SPRAY_MAX_PATHS * sizeof(*pc));
+	spin_unlock_bh(&sq->dlock);
 	if (rdma_nl_put_driver_string(msg, "spray",
 				      spray_state_names[sq->state]) ||
-	    rdma_nl_put_driver_u32(msg, "spray_paths", sq->n))
+	    rdma_nl_put_driver_u32(msg, "spray_paths", sq->n) ||
+	    rdma_nl_put_driver_string(msg, "spray_data", don ? "on" : "off") ||
+	    (don && rdma_nl_put_driver_u32(msg, "spray_chunk", chunk)))
 		ret = -EMSGSIZE;
 	for (i = 1; !ret && i < sq->n; i++) {
 		snprintf(name, sizeof(name), "path%u_qpn", i);
@@ -1182,8 +1867,30 @@ int spray_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 		if (!ret && rdma_nl_put_driver_u32(msg, name,
 						   atomic_read(&sq->recoveries[i])))
 			ret = -EMSGSIZE;
+		if (!don)
+			continue;
+		snprintf(name, sizeof(name), "path%u_bytes", i);
+		if (!ret && rdma_nl_put_driver_u64(msg, name, pc[i].bytes))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_chunks", i);
+		if (!ret && rdma_nl_put_driver_u64(msg, name, pc[i].chunks))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_reposts", i);
+		if (!ret && rdma_nl_put_driver_u64(msg, name, pc[i].reposts))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_errors", i);
+		if (!ret && rdma_nl_put_driver_u64(msg, name, pc[i].errors))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_credit", i);
+		if (!ret && rdma_nl_put_driver_u64(msg, name, pc[i].credit))
+			ret = -EMSGSIZE;
+		snprintf(name, sizeof(name), "path%u_data", i);
+		if (!ret && rdma_nl_put_driver_string(msg, name,
+				pc[i].state == SPRAY_PATH_UP ? "up" : "down"))
+			ret = -EMSGSIZE;
 	}
 	mutex_unlock(&sq->lock);
+	kfree(pc);
 	if (ret)
 		goto err;
 	nla_nest_end(msg, table);

@@ -466,7 +466,7 @@ spray_qps() {
 			if ($i == "type" && $(i + 1) == "RC") rc = 1
 		  }
 		  for (i = 1; i < NF; i++)
-			if ($i ~ /^drv_(spray|spray_paths|path[0-9]+_(qpn|peer_qpn|sport|state|checks|recoveries))$/)
+			if ($i ~ /^drv_(spray|spray_paths|spray_data|spray_chunk|path[0-9]+_(qpn|peer_qpn|sport|state|checks|recoveries|bytes|chunks|reposts|errors|credit|data))$/)
 				line = line " " substr($i, 5) " " $(i + 1)
 		  if (!rc) line = "" }
 		END { if (line != "") print line }' | grep spray

@@ -5,8 +5,10 @@
 # vm-one.sh: the spray_paths attribute and module parameter, the path
 # exchange between two Stellar devices (vendor MADs on rxe0's QP1, looped
 # back), a plain rxe peer that never answers, and spraying turned off.
-# Work requests still go on path 0 only; these check the paths themselves:
-# parent QPs that exist on rxe0, connected crosswise, one source port each.
+# The paths themselves: parent QPs that exist on rxe0, connected crosswise,
+# one source port each; then the data path: large WRITEs and READs cut
+# into chunks over the paths, bytes and completion order checked, through
+# a path's failure and a killed process.
 
 # Parent QP numbers of rxe0 (its own and every Stellar device's).
 rxe0_qpns() { rdma res show qp link rxe0/1 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }'; }
@@ -351,6 +353,112 @@ s_spray_repair() {
 	[[ -z $WHY ]]
 }
 
+# stl_spray_data between stellar0 and stellar1 for $1 s (log $2); its
+# pid in SPRAY_PID, its QP 0 in SPRAY_QPN once it printed "paths up".
+spray_data_start() {
+	local i
+	rm -f "$STL_LOGDIR/spray-data.ready"
+	build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" -s "$1" \
+		-r "$STL_LOGDIR/spray-data.ready" >"$2" 2>&1 &
+	SPRAY_PID=$!
+	bg_track "$SPRAY_PID"
+	for ((i = 0; i < 120; i++)); do
+		[[ -e $STL_LOGDIR/spray-data.ready ]] && break
+		kill -0 "$SPRAY_PID" 2>/dev/null || break
+		sleep 0.5
+	done
+	SPRAY_QPN=$(sed -n 's/^SPRAYDATA paths up: QP \([0-9]*\) (stellar0).*/\1/p' "$2")
+	[[ -e $STL_LOGDIR/spray-data.ready && -n $SPRAY_QPN ]] ||
+		{ cat "$2"; why "stl_spray_data did not pass its first round"; return 1; }
+}
+
+spray_data_wait() {
+	local rc=0
+	wait "$SPRAY_PID" || rc=$?
+	cat "$1"
+	((rc == 0)) || why "stl_spray_data exited $rc"
+	grep -q '^SPRAYDATA ok' "$1" || why "stl_spray_data printed no ok line"
+	! grep -q 'SPRAYDATA FAIL' "$1" || why "stl_spray_data: $(grep -m1 'SPRAYDATA FAIL' "$1")"
+}
+
+# Large WRITEs and READs are cut into chunks over the paths: the bytes
+# arrive intact, an immediate follows every byte before it, completions
+# keep post order; each path carried bytes; the device counters moved.
+s_spray_data_path() {
+	local log=$STL_LOGDIR/spray-data.log a i n w0 c0 b0 before after
+	before=$(rxe0_qpns | wc -l)
+	w0=$(stat_counter stellar0 spray_wrs)
+	c0=$(stat_counter stellar0 spray_chunks)
+	b0=$(stat_counter stellar0 spray_chunk_bytes)
+	spray_data_start 8 "$log" || return 1
+	a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+	echo "stellar0 QP $SPRAY_QPN: $a"
+	[[ $(spray_attr "$a" spray_data) == on ]] || why "spray_data is '$(spray_attr "$a" spray_data)', want on"
+	n=$(spray_attr "$a" spray_paths)
+	[[ $n == 4 ]] || why "the QP has '$n' paths, want 4"
+	for ((i = 1; i < n; i++)); do
+		(($(spray_attr "$a" "path${i}_bytes") > 0)) ||
+			why "path $i carried '$(spray_attr "$a" "path${i}_bytes")' bytes after the first round, want some"
+		[[ $(spray_attr "$a" "path${i}_data") == up ]] || why "path $i data state '$(spray_attr "$a" "path${i}_data")', want up"
+	done
+	spray_data_wait "$log"
+	rdma statistic show link stellar0/1 | tr ' ' '\n' | grep -A1 '^spray_\(wrs\|chunk\)' | paste - - | tr '\t' ' ' | grep -v -- '^--'
+	(($(stat_counter stellar0 spray_wrs) > w0)) || why "spray_wrs did not move"
+	(($(stat_counter stellar0 spray_chunks) > c0)) || why "spray_chunks did not move"
+	(($(stat_counter stellar0 spray_chunk_bytes) > b0)) || why "spray_chunk_bytes did not move"
+	for ((i = 0; i < 20; i++)); do
+		after=$(rxe0_qpns | wc -l)
+		((after == before)) && break
+		sleep 0.5
+	done
+	((after == before)) || why "rxe0 has $after QPs after the run, $before before: paths left behind"
+	[[ -z $WHY ]]
+}
+
+# A path fails while chunks are on it (debugfs spray_fail_path, twice):
+# its chunks go on the other paths, the bytes stay intact, the path is
+# repaired and carries chunks again.
+s_spray_data_failover() {
+	local log=$STL_LOGDIR/spray-data-failover.log f=/sys/kernel/debug/stellar/spray_fail_path
+	local a i r0 p2
+	r0=$(stat_counter stellar0 spray_chunk_reposts)
+	spray_data_start 30 "$log" || return 1
+	echo "$SPRAY_QPN 2" >"$f" || why "writing '$SPRAY_QPN 2' to spray_fail_path failed"
+	for ((i = 0; i < 40; i++)); do
+		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+		[[ $(spray_attr "$a" path2_data) == up && $(spray_attr "$a" path2_recoveries) -ge 1 ]] && break
+		sleep 0.5
+	done
+	echo "after the repair: $a"
+	[[ $(spray_attr "$a" path2_data) == up ]] || why "path 2 is '$(spray_attr "$a" path2_data)' for data after its repair, want up"
+	p2=$(spray_attr "$a" path2_bytes)
+	sleep 4
+	a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+	(($(spray_attr "$a" path2_bytes) > p2)) ||
+		why "path 2 carried no bytes after it came back ($p2 -> $(spray_attr "$a" path2_bytes))"
+	echo "$SPRAY_QPN 1" >"$f" || why "writing '$SPRAY_QPN 1' to spray_fail_path failed"
+	spray_data_wait "$log"
+	echo "spray_chunk_reposts: $r0 -> $(stat_counter stellar0 spray_chunk_reposts)"
+	[[ -z $WHY ]]
+}
+
+# Killed with chunks on its paths: every parent QP goes, no oops.
+s_spray_data_kill9() {
+	local log=$STL_LOGDIR/spray-data-kill.log before after i
+	before=$(rxe0_qpns | wc -l)
+	spray_data_start 60 "$log" || return 1
+	sleep 1
+	kill -9 "$SPRAY_PID"
+	wait "$SPRAY_PID" 2>/dev/null
+	for ((i = 0; i < 40; i++)); do
+		after=$(rxe0_qpns | wc -l)
+		((after == before)) && break
+		sleep 0.5
+	done
+	((after == before)) || why "rxe0 has $after QPs 20 s after the kill, $before before"
+	[[ -z $WHY ]]
+}
+
 scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
 scenario spray_exchange_connects_paths_stellar0_stellar1 s_spray_exchange_stellar_peers
 scenario spray_plain_rxe_peer_stays_on_one_path s_spray_plain_peer_stays_on_one_path
@@ -358,3 +466,6 @@ scenario spray_off_with_one_path s_spray_off_with_one_path
 scenario spray_paths_within_the_queue_quotas s_spray_paths_within_quota
 scenario spray_hostile_exchange_messages_are_dropped s_spray_hostile_messages
 scenario spray_failed_path_is_repaired s_spray_repair
+scenario spray_data_writes_reads_over_paths_bytes_intact s_spray_data_path
+scenario spray_data_failed_path_chunks_reposted s_spray_data_failover
+scenario spray_data_process_killed_mid_transfer s_spray_data_kill9

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * stl_spray_data - RDMA WRITEs and READs of one RC QP between two Stellar
+ * devices of this host, checked byte for byte, for the spray data path:
+ * large requests are cut into chunks over the QP's paths.
+ *
+ *   stl_spray_data -a DEV_A -b DEV_B [-g GID_INDEX] [-s SECONDS] [-r FILE]
+ *
+ * It waits until both devices count the QP pair's paths up
+ * (spray_qps_up), then runs rounds until SECONDS have passed (one round
+ * at least).  Each round, with a new pattern:
+ *  - WRITE: requests of several sizes (one with two SGEs, some below a
+ *    chunk), a few unsignaled, then an RDMA WRITE with immediate data;
+ *    when B's receive completes, every byte written before it must be
+ *    there (an immediate follows all bytes posted before it);
+ *  - completions: each signaled request completes once, in post order,
+ *    with its own wr_id, opcode and byte count;
+ *  - READ: A reads B's buffer back in large READs and compares.
+ * FILE is created once the first round passed.  Every failure prints
+ * "SPRAYDATA FAIL <what>"; exit 0 when all rounds passed, 3 on a failure,
+ * 2 on a setup failure.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <infiniband/verbs.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stl_tlib.h"
+
+#define BUF_LEN		(16u << 20)
+#define MAX_WRS		64
+
+struct dev {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	struct ibv_port_attr port;
+};
+
+static int gid_index = 1;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int setup_fail(const char *what, const char *dev)
+{
+	printf("SPRAYDATA setup failed: %s on %s: %s\n", what, dev,
+	       strerror(errno));
+	return 2;
+}
+
+static int open_dev(struct dev *d)
+{
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+				       .cap = { MAX_WRS, 8, 2, 1, 0 } };
+
+	d->ctx = tlib_open_device(d->name);
+	if (!d->ctx)
+		return setup_fail("ibv_open_device", d->name);
+	if (ibv_query_port(d->ctx, 1, &d->port) ||
+	    ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
+		return setup_fail("query port/gid", d->name);
+	d->pd = ibv_alloc_pd(d->ctx);
+	if (!d->pd)
+		return setup_fail("ibv_alloc_pd", d->name);
+	d->cq = ibv_create_cq(d->ctx, 2 * MAX_WRS, NULL, NULL, 0);
+	if (!d->cq)
+		return setup_fail("ibv_create_cq", d->name);
+	ia.send_cq = ia.recv_cq = d->cq;
+	d->qp = ibv_create_qp(d->pd, &ia);
+	if (!d->qp)
+		return setup_fail("ibv_create_qp", d->name);
+	d->buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (d->buf == MAP_FAILED)
+		return setup_fail("mmap", d->name);
+	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!d->mr)
+		return setup_fail("ibv_reg_mr", d->name);
+	return 0;
+}
+
+static int connect_qp(struct dev *d, struct dev *peer)
+{
+	struct tlib_rc_peer p = {
+		.qpn = peer->qp->qp_num, .gid = peer->gid,
+		.sgid_index = gid_index,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.mtu = d->port.active_mtu < peer->port.active_mtu ?
+		       d->port.active_mtu : peer->port.active_mtu,
+	};
+	const char *step;
+
+	errno = tlib_rc_connect(d->qp, &p, &step);
+	return errno ? setup_fail(step, d->name) : 0;
+}
+
+/* One completion of @d's CQ within 10 s; -1 on none or a poll error. */
+static int poll_one(struct dev *d, struct ibv_wc *wc)
+{
+	double deadline = now_s() + 10;
+	int n;
+
+	while (!(n = ibv_poll_cq(d->cq, 1, wc)) && now_s() < deadline)
+		;
+	if (n == 1)
+		return 0;
+	printf("SPRAYDATA FAIL %s: %s\n", d->name,
+	       n ? "ibv_poll_cq failed" : "no completion within 10 s");
+	return -1;
+}
+
+static void fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = seed >> 16;
+	}
+}
+
+struct req {
+	size_t off;	/* in both buffers */
+	size_t len;
+	int sges;
+	int signaled;
+};
+
+/* Sizes chosen around the chunk sizes (16 KiB to 1 MiB). */
+static const struct req reqs[] = {
+	{ 0, 1 << 20, 1, 1 },
+	{ 1 << 20, 4096, 1, 0 },
+	{ (1 << 20) + 4096, (3 << 20) + 4096 + 123, 2, 1 },
+	{ 5 << 20, 128 << 10, 1, 0 },
+	{ (5 << 20) + (128 << 10), 64, 1, 1 },
+	{ 6 << 20, 2 << 20, 2, 0 },
+	{ 8 << 20, (512 << 10) + 7, 1, 1 },
+	{ 9 << 20, 6 << 20, 1, 1 },
+};
+#define NREQ (sizeof(reqs) / sizeof(reqs[0]))
+
+static int post_rdma(struct dev *a, struct dev *b, const struct req *r,
+		     enum ibv_wr_opcode op, uint64_t wr_id, int signaled)
+{
+	size_t half = r->sges > 1 ? r->len / 3 : r->len;
+	struct ibv_sge sge[2] = {
+		{ (uintptr_t)(a->buf + r->off), half, a->mr->lkey },
+		{ (uintptr_t)(a->buf + r->off + half), r->len - half,
+		  a->mr->lkey },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = sge, .num_sge = r->sges > 1 ? 2 : 1,
+		.opcode = op, .send_flags = signaled ? IBV_SEND_SIGNALED : 0,
+		.wr.rdma = { (uintptr_t)(b->buf + r->off), b->mr->rkey },
+	};
+	struct ibv_send_wr *bad;
+	int rc = ibv_post_send(a->qp, &wr, &bad);
+
+	if (rc)
+		printf("SPRAYDATA FAIL ibv_post_send %s wr %llu: %s\n",
+		       op == IBV_WR_RDMA_READ ? "READ" : "WRITE",
+		       (unsigned long long)wr_id, strerror(rc));
+	return rc ? -1 : 0;
+}
+
+/*
+ * A's signaled completions, in post order: wr_ids @ids[0..n), each with
+ * its request's byte count @lens[i] (as rxe reports it: the request's
+ * length, for WRITEs too).
+ */
+static int expect_order(struct dev *a, const uint64_t *ids,
+			const uint32_t *lens, int n, enum ibv_wc_opcode op)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (poll_one(a, &wc))
+			return -1;
+		if (wc.status != IBV_WC_SUCCESS) {
+			printf("SPRAYDATA FAIL wr %llu: status %s\n",
+			       (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+			return -1;
+		}
+		if (wc.wr_id != ids[i] || wc.opcode != op) {
+			printf("SPRAYDATA FAIL completion %d: wr_id %llu opcode %d, want wr_id %llu opcode %d (post order)\n",
+			       i, (unsigned long long)wc.wr_id, wc.opcode,
+			       (unsigned long long)ids[i], op);
+			return -1;
+		}
+		if (wc.byte_len != lens[i]) {
+			printf("SPRAYDATA FAIL wr %llu: byte_len %u, want %u\n",
+			       (unsigned long long)wc.wr_id, wc.byte_len,
+			       lens[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int compare(const char *what, const uint8_t *got, const uint8_t *want,
+		   size_t len, unsigned int round)
+{
+	size_t i;
+
+	if (!memcmp(got, want, len))
+		return 0;
+	for (i = 0; i < len && got[i] == want[i]; i++)
+		;
+	printf("SPRAYDATA FAIL round %u %s: byte %zu of %zu differs (0x%02x, want 0x%02x)\n",
+	       round, what, i, len, got[i], want[i]);
+	return -1;
+}
+
+static int round_write(struct dev *a, struct dev *b, unsigned int round)
+{
+	uint64_t ids[NREQ + 1];
+	uint32_t lens[NREQ + 1];
+	struct ibv_sge rsge = { (uintptr_t)b->buf, 0, b->mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 0xbeef, .sg_list = &rsge,
+				   .num_sge = 1 };
+	struct ibv_sge fsge = { (uintptr_t)(a->buf + BUF_LEN - 8), 8,
+				a->mr->lkey };
+	struct ibv_send_wr imm = {
+		.wr_id = 1000 + round, .sg_list = &fsge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htobe32(round),
+		.wr.rdma = { (uintptr_t)(b->buf + BUF_LEN - 8), b->mr->rkey },
+	};
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	unsigned int i;
+	int n = 0;
+
+	fill(a->buf, BUF_LEN, round * 7919 + 1);
+	memset(b->buf, 0, BUF_LEN);
+	if (ibv_post_recv(b->qp, &rwr, &rbad)) {
+		printf("SPRAYDATA FAIL ibv_post_recv\n");
+		return -1;
+	}
+	for (i = 0; i < NREQ; i++) {
+		if (post_rdma(a, b, &reqs[i], IBV_WR_RDMA_WRITE, round * 100 + i,
+			      reqs[i].signaled))
+			return -1;
+		if (reqs[i].signaled) {
+			lens[n] = reqs[i].len;
+			ids[n++] = round * 100 + i;
+		}
+	}
+	if (ibv_post_send(a->qp, &imm, &bad)) {
+		printf("SPRAYDATA FAIL ibv_post_send WRITE_WITH_IMM\n");
+		return -1;
+	}
+	/* B: the immediate, and by then every byte before it. */
+	if (poll_one(b, &wc))
+		return -1;
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 0xbeef ||
+	    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
+	    be32toh(wc.imm_data) != round) {
+		printf("SPRAYDATA FAIL round %u: B's receive: status %s wr_id 0x%llx opcode %d imm %u\n",
+		       round, ibv_wc_status_str(wc.status),
+		       (unsigned long long)wc.wr_id, wc.opcode,
+		       be32toh(wc.imm_data));
+		return -1;
+	}
+	for (i = 0; i < NREQ; i++)
+		if (compare("WRITE before the immediate",
+			    b->buf + reqs[i].off, a->buf + reqs[i].off,
+			    reqs[i].len, round))
+			return -1;
+	if (expect_order(a, ids, lens, n, IBV_WC_RDMA_WRITE))
+		return -1;
+	ids[0] = 1000 + round;
+	lens[0] = 8;
+	return expect_order(a, ids, lens, 1, IBV_WC_RDMA_WRITE);
+}
+
+static int round_read(struct dev *a, struct dev *b, unsigned int round)
+{
+	static const struct req rd[] = {
+		{ 0, 4 << 20, 1, 1 },
+		{ 4 << 20, (2 << 20) + 333, 2, 1 },
+		{ 7 << 20, 8192, 1, 1 },
+		{ 8 << 20, 8 << 20, 1, 1 },
+	};
+	uint64_t ids[4];
+	uint32_t lens[4];
+	unsigned int i;
+
+	fill(b->buf, BUF_LEN, round * 104729 + 3);
+	memset(a->buf, 0, BUF_LEN);
+	for (i = 0; i < 4; i++) {
+		ids[i] = 5000 + round * 10 + i;
+		lens[i] = rd[i].len;
+		if (post_rdma(a, b, &rd[i], IBV_WR_RDMA_READ, ids[i], 1))
+			return -1;
+	}
+	if (expect_order(a, ids, lens, 4, IBV_WC_RDMA_READ))
+		return -1;
+	for (i = 0; i < 4; i++)
+		if (compare("READ", a->buf + rd[i].off, b->buf + rd[i].off,
+			    rd[i].len, round))
+			return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct dev a = { 0 }, b = { 0 };
+	long long up_a, up_b;
+	const char *ready = NULL;
+	double secs = 0, end, deadline;
+	unsigned int round = 0;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "a:b:g:s:r:")) != -1) {
+		switch (opt) {
+		case 'a': a.name = optarg; break;
+		case 'b': b.name = optarg; break;
+		case 'g': gid_index = atoi(optarg); break;
+		case 's': secs = atof(optarg); break;
+		case 'r': ready = optarg; break;
+		default:
+			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!a.name || !b.name)
+		return 2;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	up_a = tlib_hw_counter(a.name, "spray_qps_up");
+	up_b = tlib_hw_counter(b.name, "spray_qps_up");
+	if (open_dev(&a) || open_dev(&b) || connect_qp(&a, &b) ||
+	    connect_qp(&b, &a))
+		return 2;
+	/* The path exchange runs once both QPs are at RTR. */
+	deadline = now_s() + 20;
+	while (tlib_hw_counter(a.name, "spray_qps_up") <= up_a ||
+	       tlib_hw_counter(b.name, "spray_qps_up") <= up_b) {
+		if (now_s() > deadline) {
+			printf("SPRAYDATA FAIL the QPs' paths did not come up within 20 s\n");
+			return 3;
+		}
+	}
+	printf("SPRAYDATA paths up: QP %u (%s) <-> QP %u (%s)\n",
+	       a.qp->qp_num, a.name, b.qp->qp_num, b.name);
+	end = now_s() + secs;
+	do {
+		if (round_write(&a, &b, round) || round_read(&a, &b, round)) {
+			printf("SPRAYDATA FAIL in round %u\n", round);
+			return 3;
+		}
+		if (!round && ready)
+			close(open(ready, O_CREAT | O_WRONLY, 0644));
+		round++;
+	} while (now_s() < end);
+	printf("SPRAYDATA ok: %u rounds of WRITEs (%zu requests + immediate) and READs, bytes and completion order checked\n",
+	       round, NREQ);
+	return 0;
+}
