@@ -48,9 +48,29 @@
  * keeps being repaired, once per check round, until it comes back.
  *
  * QP 0 going to RESET or ERROR takes its paths down; reaching RTR again
- * starts a new exchange.  Work requests still go on path 0 only: the
- * scheduler that spreads them over the paths is spray_sched.c, not yet
- * used here.
+ * starts a new exchange.
+ *
+ * The data path (once up).  Every send work request of the QP goes through
+ * a queue on its way to QP 0 (straight to QP 0 when nothing waits).  An
+ * RDMA WRITE or READ of two chunks or more is cut: its chunks go on the
+ * paths at once, each where spray_sched.c says it finishes soonest, and its
+ * tail (the last bytes, about QP 0's share) goes on QP 0 once its chunks
+ * are done and every request before it was posted there, with the
+ * application's wr_id and flags.  So:
+ *  - a request's completion comes from QP 0, in post order, after all its
+ *    bytes arrived (its byte count is the request's: spray_wc_fixup());
+ *  - a SEND, an immediate, an atomic or a fenced request follows every
+ *    byte posted before it: it is never cut and waits its turn;
+ *  - a cut WRITE waits for no earlier WRITE, a cut READ for no earlier
+ *    READ: only then may a later request's chunks land before an earlier
+ *    request's tail (the last bytes of each still land in post order).
+ * A chunk's error fails its path: its chunks in flight go on the other
+ * paths, and the path is repaired as above (a path that stalls, likewise).
+ * A request whose chunk found no path goes on QP 0 whole.  QP 0's reset
+ * or error ends the data path; requests waiting go to QP 0 (its error
+ * state flushes them to the application).  The paths' CQ is armed; its
+ * completions are polled in a work item (a parent may call its handler
+ * with its CQ lock held), which posts what they let go.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -91,12 +111,16 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 #define SPRAY_SLOTS_MAX		8192U
 /* Posts of one chunk before its work request goes whole on QP 0. */
 #define SPRAY_CHUNK_POSTS	8
+/* Completions of the paths' CQ handled per run of its work. */
+#define SPRAY_CQ_BUDGET		256
 /* A path check's parent wr_id: this bit, the path << 1, the epoch parity. */
 #define SPRAY_WRID_CHECK	BIT_ULL(63)
 /*
- * Path QPs' own RC timers: ~67 ms local ACK timeout, 5 retries: a path
- * that answers nothing fails its check within half a second.  (Not 7:
- * rxe takes a retry count of 7 as "retry forever", as IBTA does for RNR.)
+ * Path QPs' own RC timers: ~67 ms local ACK timeout (QP 0's where longer:
+ * a path's queues are as deep as QP 0's, and a timeout shorter than them
+ * only resends), 5 retries: a path that answers nothing fails its check
+ * within half a second at the least.  (Not 7: rxe takes a retry count of 7
+ * as "retry forever", as IBTA does for RNR.)
  */
 #define SPRAY_PATH_TIMEOUT	14
 #define SPRAY_PATH_RETRY	5
@@ -183,6 +207,7 @@ static const char *const spray_state_names[] = {
  * @tries: messages sent for the pending step
  * @access: QP 0's access flags
  * @mtu: QP 0's path MTU
+ * @timeout: QP 0's local ACK timeout (0 until set: the paths' own)
  * @have_av: @av holds QP 0's parent address vector
  * @av: QP 0's parent address vector (with a reference on its source GID)
  * @dqpn: the peer's QP 0
@@ -251,6 +276,7 @@ struct spray_qp {
 	u8 tries;
 	int access;
 	enum ib_mtu mtu;
+	u8 timeout;
 	bool have_av;
 	struct rdma_ah_attr av;
 	u32 dqpn;
@@ -588,7 +614,8 @@ static void spray_path_failed(struct spray_qp *sq, u32 i)
 				    ARRAY_SIZE(out));
 		for (k = 0; k < n; k++)
 			spray_bl_push(sq, out[k]);
-		stl_count(sq->sdev, STL_CNT_SPRAY_REPOSTS, n);
+		if (sq->don)
+			stl_count(sq->sdev, STL_CNT_SPRAY_REPOSTS, n);
 	} while (n == ARRAY_SIZE(out));
 }
 
@@ -646,7 +673,7 @@ static int spray_post_head(struct spray_qp *sq)
 		wr = &tail.wr;
 		if (sq->sqp->sig_all || (wr->send_flags & IB_SEND_SIGNALED))
 			fix = true;
-	} else if (f->tail < f->len) {
+	} else if (f->tail < f->len && sq->don) {
 		stl_count(sq->sdev, STL_CNT_SPRAY_WHOLE, 1);
 	}
 	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
@@ -749,9 +776,9 @@ static void spray_data_on(struct spray_qp *sq)
 		.chunk_min = 16 << 10,
 		.chunk_max = 1 << 20,
 		.credit_init = 512 << 10,
-		.credit_min = 64 << 10,
+		.credit_min = 256 << 10,
 		.credit_max = 16 << 20,
-		.target_ns = 4 * NSEC_PER_MSEC,
+		.target_ns = 20 * NSEC_PER_MSEC,
 		.stall_ns = 2 * NSEC_PER_SEC,
 		.tune_ns = 10 * NSEC_PER_MSEC,
 	};
@@ -969,33 +996,39 @@ static void spray_chunk_done(struct spray_qp *sq, const struct ib_wc *wc)
 
 /*
  * Poll the paths' CQ: checks and chunks; then post what waits and tune.
- * Context: process (a work item: a parent may call its CQ handler with
- * its CQ lock held, and polling takes it).
+ * At most SPRAY_CQ_BUDGET completions a run: with more, the work queues
+ * itself again (the worker yields the CPU between runs), else the CQ is
+ * armed again.  Context: process (a work item: a parent may call its CQ
+ * handler with its CQ lock held, and polling takes it).
  */
 static void spray_cq_work(struct work_struct *work)
 {
 	struct spray_qp *sq = container_of(work, struct spray_qp, cq_work);
 	struct ib_wc wc[16];
-	int n, k;
+	int n = 0, k, done = 0;
 
-	do {
-		spin_lock_bh(&sq->dlock);
-		while ((n = ib_poll_cq(sq->cq, ARRAY_SIZE(wc), wc)) > 0) {
-			for (k = 0; k < n; k++) {
-				if (wc[k].wr_id & SPRAY_WRID_CHECK)
-					spray_check_done(sq, &wc[k]);
-				else
-					spray_chunk_done(sq, &wc[k]);
-			}
+	spin_lock_bh(&sq->dlock);
+	while (done < SPRAY_CQ_BUDGET &&
+	       (n = ib_poll_cq(sq->cq, ARRAY_SIZE(wc), wc)) > 0) {
+		for (k = 0; k < n; k++) {
+			if (wc[k].wr_id & SPRAY_WRID_CHECK)
+				spray_check_done(sq, &wc[k]);
+			else
+				spray_chunk_done(sq, &wc[k]);
 		}
-		if (sq->don) {
-			spray_kick(sq);
-			spray_tune(&sq->sched, spray_now());
-		}
-		spin_unlock_bh(&sq->dlock);
-	} while (!READ_ONCE(sq->cq_off) &&
-		 ib_req_notify_cq(sq->cq, IB_CQ_NEXT_COMP |
-				  IB_CQ_REPORT_MISSED_EVENTS) > 0);
+		done += n;
+	}
+	if (sq->don) {
+		spray_kick(sq);
+		spray_tune(&sq->sched, spray_now());
+	}
+	spin_unlock_bh(&sq->dlock);
+	if (READ_ONCE(sq->cq_off))
+		return;
+	if (done >= SPRAY_CQ_BUDGET ||
+	    ib_req_notify_cq(sq->cq, IB_CQ_NEXT_COMP |
+			     IB_CQ_REPORT_MISSED_EVENTS) > 0)
+		queue_work(system_wq, &sq->cq_work);
 }
 
 static void spray_cq_comp(struct ib_cq *cq, void *ctx)
@@ -1003,7 +1036,7 @@ static void spray_cq_comp(struct ib_cq *cq, void *ctx)
 	struct spray_qp *sq = ctx;
 
 	if (!READ_ONCE(sq->cq_off))
-		queue_work(system_highpri_wq, &sq->cq_work);
+		queue_work(system_wq, &sq->cq_work);
 }
 
 /*
@@ -1226,7 +1259,9 @@ static int spray_connect_path(struct spray_qp *sq, unsigned int i,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
 	a.sq_psn = 0;
-	a.timeout = SPRAY_PATH_TIMEOUT;
+	/* QP 0's own ACK timeout where longer: queues on a path are its. */
+	a.timeout = sq->timeout ? max_t(u8, sq->timeout, SPRAY_PATH_TIMEOUT) :
+		    SPRAY_PATH_TIMEOUT;
 	a.retry_cnt = SPRAY_PATH_RETRY;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = min_t(int, pa->max_qp_init_rd_atom, 16);
@@ -1642,6 +1677,7 @@ size_t spray_qp_kmem(void)
  * spray_qp_create() - give a new RC QP its path bookkeeping
  * @sqp: the virtual QP, its parent QP 0 made
  * @sdev: its device
+ * @max_send_wr: QP 0's send queue depth (its data path's queue)
  *
  * Nothing is made on the parent yet: paths come at RTR.  A QP of a device
  * whose spray_paths is 1, of a ring device, or not RC has none.
@@ -1754,6 +1790,8 @@ void spray_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 		sq->access = attr->qp_access_flags;
 	if (mask & IB_QP_PATH_MTU)
 		sq->mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		sq->timeout = min_t(u8, attr->timeout, 31);
 	if (mask & IB_QP_DEST_QPN)
 		sq->dqpn = attr->dest_qp_num;
 	if (mask & IB_QP_AV) {

@@ -13,9 +13,9 @@
 #     path i leaves from path 0's port + i, one per class),
 # first with 4 equal classes, then with unequal ones (40/40/20/10 Mbit/s).
 # It prints, per run, the bandwidth, the classes that carried the data
-# (tc's per-class byte counters) and the ratio to one rxe QP.  Work requests
-# of a Stellar QP go on path 0 only until spray/ posts chunks on the paths:
-# until then its ratio is about 1.
+# (tc's per-class byte counters, retransmissions included) and the ratio
+# to one rxe QP; then the sender's spray counters (requests cut, chunks,
+# reposts, path failures).
 set -uo pipefail
 
 # shellcheck source=tests/kernel/lib.sh
@@ -115,9 +115,16 @@ for rates in "40 40 40 40" "40 40 20 10"; do
 	one "rxe0, 4 QPs" rxe0 -q 4
 	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8.2f\n" "rxe0, 4 QPs (hashed)" "$BW" "$USED" \
 		"$(echo "${BW:-0} / ${base:-1}" | bc -l)"
+	r0=$(stat_counter rxe0 completer_retry_err)
 	one "stellar0, 1 QP" stellar0 -q 1
+	[[ $ROLE == client ]] &&
+		echo "bench: stellar0: the sender's rxe0 retransmitted $(($(stat_counter rxe0 completer_retry_err) - r0)) times (completer_retry_err)" >&2
 	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8.2f\n" "stellar0, 1 QP, 4 paths" "$BW" "$USED" \
 		"$(echo "${BW:-0} / ${base:-1}" | bc -l)"
 done
+# What the Stellar runs did on the sender: requests cut, chunks, reposts.
+[[ $ROLE == client ]] && rdma statistic show link stellar0/1 | tr ' ' '\n' |
+	grep -A1 -E '^spray_(wrs|chunk|path_(failures|repairs|check_failures))' |
+	paste - - | tr '\t' ' ' | grep -v -- '^--' | sed 's/^/sender counters: /'
 [[ $ROLE == client ]] && tc qdisc del dev eth0 root
 true
