@@ -122,6 +122,72 @@ for rates in "40 40 40 40" "40 40 20 10"; do
 	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8.2f\n" "stellar0, 1 QP, 4 paths" "$BW" "$USED" \
 		"$(echo "${BW:-0} / ${base:-1}" | bc -l)"
 done
+
+# Failover: 4 classes of 40 Mbit/s, one Stellar QP for FSECS s; at a third
+# of the run, the class of its path 1 drops every packet (netem loss 100%).
+# The sender samples each path's bytes every 0.5 s: a timeline, a gnuplot
+# script and, where gnuplot is installed, its chart (PNG) in the output
+# folder; then the bandwidth against the 3-path ideal (3 x one rxe QP) and
+# the time the paths left took to carry at half the rate before the failure.
+FSECS=${STL_BENCH_SPRAY_FAILOVER_SECS:-24}
+failover() {
+	local t=0 c="" sp line b1 b2 b3 tl=$STL_OUT/spray-failover.dat
+	PORT=$((PORT + 1))
+	barrier
+	if [[ $ROLE == server ]]; then
+		timeout $((FSECS + 120)) ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$PORT" \
+			-s 1048576 -D "$FSECS" -u 20 >/dev/null 2>&1
+		return 0
+	fi
+	shape 40 40 40 40 || return 1
+	timeout $((FSECS + 120)) ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$PORT" \
+		-s 1048576 -D "$FSECS" -u 20 "$STL_PEER_IP" >"$STL_OUT/spray-failover.client" 2>&1 &
+	local pid=$!
+	echo "# t_s path1_bytes path2_bytes path3_bytes (sender, cumulative)" >"$tl"
+	while kill -0 "$pid" 2>/dev/null; do
+		line=$(spray_qps stellar0 | grep ' spray up ' | head -n 1)
+		if [[ -n $line ]]; then
+			b1=$(spray_attr "$line" path1_bytes)
+			b2=$(spray_attr "$line" path2_bytes)
+			b3=$(spray_attr "$line" path3_bytes)
+			echo "$t ${b1:-0} ${b2:-0} ${b3:-0}" >>"$tl"
+			if [[ -z $c && $(echo "$t >= $FSECS / 3" | bc) == 1 ]]; then
+				sp=$(spray_attr "$line" path1_sport)
+				c=$((sp & 3))
+				tc qdisc replace dev eth0 parent "1:1$c" handle "1$c:" netem loss 100% ||
+					echo "bench: blackholing class $c failed" >&2
+				echo "bench: failover: t=$t s: class $c (path 1, source port $sp) now drops everything" >&2
+				echo "# t=$t: class $c (path 1) blackholed" >>"$tl"
+			fi
+		fi
+		sleep 0.5
+		t=$(echo "$t + 0.5" | bc)
+	done
+	wait "$pid"
+	echo "bench: failover: ib_write_bw exited $? ($(grep -c . "$STL_OUT/spray-failover.client") lines)" >&2
+	BW=$(awk '/#bytes/ { getline; print $4; exit }' "$STL_OUT/spray-failover.client")
+	awk '!/^#/ { if (pt != "") printf "%s %.3f %.3f %.3f\n", $1, ($2 - p2) / ($1 - pt) / 1e6, ($3 - p3) / ($1 - pt) / 1e6, ($4 - p4) / ($1 - pt) / 1e6; pt = $1; p2 = $2; p3 = $3; p4 = $4 }' \
+		"$tl" >"$tl.rate"
+	cat >"$STL_OUT/spray-failover.gp" <<-GP
+	set terminal png size 900,500
+	set output "$STL_OUT/spray-failover.png"
+	set title "One Stellar QP, 4 paths of 40 Mbit/s; path 1 blackholed at $((FSECS / 3)) s (QP 0 carries the tails, not shown)"
+	set xlabel "time (s)"; set ylabel "MB/s sent (sender, per path)"
+	plot "$tl.rate" using 1:2 title "path 1" with lines, "" using 1:3 title "path 2" with lines, "" using 1:4 title "path 3" with lines
+	GP
+	if command -v gnuplot >/dev/null; then
+		gnuplot "$STL_OUT/spray-failover.gp" && echo "bench: failover chart: spray-failover.png" >&2
+	fi
+}
+failover
+if [[ $ROLE == client ]]; then
+	printf "\n-- failover: 4 classes of 40 Mbit/s, %d s, path 1's class blackholed at %d s\n" "$FSECS" "$((FSECS / 3))"
+	printf "%-26s %10s %14s\n" "sender" "MB/s" "vs 3 x 1 QP"
+	printf "%-26s %10s %14.2f\n" "stellar0, 1 QP, 4 paths" "${BW:-?}" \
+		"$(echo "${BW:-0} / (3 * ${base:-1})" | bc -l)"
+	echo "  t_s path1 path2 path3 (MB/s sent per path, every 0.5 s)"
+	awk '{ print "  " $0 }' "$STL_OUT/spray-failover.dat.rate" | head -n 80
+fi
 # What the Stellar runs did on the sender: requests cut, chunks, reposts.
 [[ $ROLE == client ]] && rdma statistic show link stellar0/1 | tr ' ' '\n' |
 	grep -A1 -E '^spray_(wrs|chunk|path_(failures|repairs|check_failures))' |
