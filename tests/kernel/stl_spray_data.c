@@ -39,18 +39,11 @@
 #define MAX_WRS		64
 
 struct dev {
+	struct tlib_side s;
 	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	uint8_t *buf;
-	union ibv_gid gid;
-	struct ibv_port_attr port;
 };
-
-static int gid_index = 1;
 
 static double now_s(void)
 {
@@ -60,58 +53,43 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int setup_fail(const char *what, const char *dev)
+/* A PD, a CQ, an RC QP and BUF_LEN registered for remote access. */
+static int open_dev(struct dev *d, int gid_index)
 {
-	printf("SPRAYDATA setup failed: %s on %s: %s\n", what, dev,
-	       strerror(errno));
-	return 2;
-}
+	const struct ibv_qp_cap cap = { .max_send_wr = MAX_WRS,
+					.max_recv_wr = 8, .max_send_sge = 2,
+					.max_recv_sge = 1 };
+	char why[160];
 
-static int open_dev(struct dev *d)
-{
-	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
-				       .cap = { MAX_WRS, 8, 2, 1, 0 } };
-
-	d->ctx = tlib_open_device(d->name);
-	if (!d->ctx)
-		return setup_fail("ibv_open_device", d->name);
-	if (ibv_query_port(d->ctx, 1, &d->port) ||
-	    ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
-		return setup_fail("query port/gid", d->name);
-	d->pd = ibv_alloc_pd(d->ctx);
-	if (!d->pd)
-		return setup_fail("ibv_alloc_pd", d->name);
-	d->cq = ibv_create_cq(d->ctx, 2 * MAX_WRS, NULL, NULL, 0);
-	if (!d->cq)
-		return setup_fail("ibv_create_cq", d->name);
-	ia.send_cq = ia.recv_cq = d->cq;
-	d->qp = ibv_create_qp(d->pd, &ia);
-	if (!d->qp)
-		return setup_fail("ibv_create_qp", d->name);
+	if (tlib_side_open_caps(&d->s, d->name, gid_index, &cap, 0,
+				2 * MAX_WRS, why, sizeof(why))) {
+		printf("SPRAYDATA setup failed: %s\n", why);
+		return 2;
+	}
 	d->buf = mmap(NULL, BUF_LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (d->buf == MAP_FAILED)
-		return setup_fail("mmap", d->name);
-	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
+	if (d->buf == MAP_FAILED) {
+		printf("SPRAYDATA setup failed: mmap: %s\n", strerror(errno));
+		return 2;
+	}
+	d->mr = ibv_reg_mr(d->s.pd, d->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!d->mr)
-		return setup_fail("ibv_reg_mr", d->name);
+	if (!d->mr) {
+		printf("SPRAYDATA setup failed: ibv_reg_mr on %s: %s\n",
+		       d->name, strerror(errno));
+		return 2;
+	}
 	return 0;
 }
 
-static int connect_qp(struct dev *d, struct dev *peer)
+static int connect_qp(struct dev *d, struct dev *peer, int gid_index)
 {
-	struct tlib_rc_peer p = {
-		.qpn = peer->qp->qp_num, .gid = peer->gid,
-		.sgid_index = gid_index,
-		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-		.mtu = d->port.active_mtu < peer->port.active_mtu ?
-		       d->port.active_mtu : peer->port.active_mtu,
-	};
-	const char *step;
+	char why[160];
 
-	errno = tlib_rc_connect(d->qp, &p, &step);
-	return errno ? setup_fail(step, d->name) : 0;
+	if (!tlib_side_connect(&d->s, &peer->s, gid_index, why, sizeof(why)))
+		return 0;
+	printf("SPRAYDATA setup failed: %s on %s\n", why, d->name);
+	return 2;
 }
 
 /* One completion of @d's CQ within 10 s; -1 on none or a poll error. */
@@ -120,7 +98,7 @@ static int poll_one(struct dev *d, struct ibv_wc *wc)
 	double deadline = now_s() + 10;
 	int n;
 
-	while (!(n = ibv_poll_cq(d->cq, 1, wc)) && now_s() < deadline)
+	while (!(n = ibv_poll_cq(d->s.cq, 1, wc)) && now_s() < deadline)
 		;
 	if (n == 1)
 		return 0;
@@ -174,7 +152,7 @@ static int post_rdma(struct dev *a, struct dev *b, const struct req *r,
 		.wr.rdma = { (uintptr_t)(b->buf + r->off), b->mr->rkey },
 	};
 	struct ibv_send_wr *bad;
-	int rc = ibv_post_send(a->qp, &wr, &bad);
+	int rc = ibv_post_send(a->s.qp, &wr, &bad);
 
 	if (rc)
 		printf("SPRAYDATA FAIL ibv_post_send %s wr %llu: %s\n",
@@ -257,7 +235,7 @@ static int round_write(struct dev *a, struct dev *b, unsigned int round)
 
 	fill(a->buf, BUF_LEN, round * 7919 + 1);
 	memset(b->buf, 0, BUF_LEN);
-	if (ibv_post_recv(b->qp, &rwr, &rbad)) {
+	if (ibv_post_recv(b->s.qp, &rwr, &rbad)) {
 		printf("SPRAYDATA FAIL ibv_post_recv\n");
 		return -1;
 	}
@@ -270,7 +248,7 @@ static int round_write(struct dev *a, struct dev *b, unsigned int round)
 			ids[n++] = round * 100 + i;
 		}
 	}
-	if (ibv_post_send(a->qp, &imm, &bad)) {
+	if (ibv_post_send(a->s.qp, &imm, &bad)) {
 		printf("SPRAYDATA FAIL ibv_post_send WRITE_WITH_IMM\n");
 		return -1;
 	}
@@ -334,7 +312,7 @@ int main(int argc, char **argv)
 	const char *ready = NULL;
 	double secs = 0, end, deadline;
 	unsigned int round = 0;
-	int opt;
+	int opt, gid_index = 1;
 
 	while ((opt = getopt(argc, argv, "a:b:g:s:r:")) != -1) {
 		switch (opt) {
@@ -354,8 +332,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	up_a = tlib_hw_counter(a.name, "spray_qps_up");
 	up_b = tlib_hw_counter(b.name, "spray_qps_up");
-	if (open_dev(&a) || open_dev(&b) || connect_qp(&a, &b) ||
-	    connect_qp(&b, &a))
+	if (open_dev(&a, gid_index) || open_dev(&b, gid_index) ||
+	    connect_qp(&a, &b, gid_index) || connect_qp(&b, &a, gid_index))
 		return 2;
 	/* The path exchange runs once both QPs are at RTR. */
 	deadline = now_s() + 20;
@@ -367,7 +345,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("SPRAYDATA paths up: QP %u (%s) <-> QP %u (%s)\n",
-	       a.qp->qp_num, a.name, b.qp->qp_num, b.name);
+	       a.s.qp->qp_num, a.name, b.s.qp->qp_num, b.name);
 	end = now_s() + secs;
 	do {
 		if (round_write(&a, &b, round) || round_read(&a, &b, round)) {

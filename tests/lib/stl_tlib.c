@@ -119,11 +119,34 @@ const char *tlib_errno_name(int err)
 int tlib_side_open(struct tlib_side *s, const char *name, int gid_index,
 		   char *why, size_t why_len)
 {
+	const struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 16,
+					.max_send_sge = 1, .max_recv_sge = 1 };
+
+	return tlib_side_open_caps(s, name, gid_index, &cap, 1, 32, why,
+				   why_len);
+}
+
+/**
+ * tlib_side_open_caps() - tlib_side_open() with the QP's and CQ's sizes
+ * @s: filled in
+ * @name: the device
+ * @gid_index: the GID the pair uses
+ * @cap: the QP's capabilities
+ * @sig_all: every send request completes
+ * @cqe: entries of the CQ
+ * @why: the reason on failure
+ * @why_len: its size
+ *
+ * Return: 0, or -1 with @why set.
+ */
+int tlib_side_open_caps(struct tlib_side *s, const char *name, int gid_index,
+			const struct ibv_qp_cap *cap, int sig_all, int cqe,
+			char *why, size_t why_len)
+{
 	struct ibv_qp_init_attr init = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.sq_sig_all = 1,
+		.cap = *cap,
+		.sq_sig_all = sig_all,
 	};
 
 	s->ctx = tlib_open_device(name);
@@ -132,7 +155,7 @@ int tlib_side_open(struct tlib_side *s, const char *name, int gid_index,
 		return -1;
 	}
 	s->pd = ibv_alloc_pd(s->ctx);
-	s->cq = s->pd ? ibv_create_cq(s->ctx, 32, NULL, NULL, 0) : NULL;
+	s->cq = s->pd ? ibv_create_cq(s->ctx, cqe, NULL, NULL, 0) : NULL;
 	if (!s->cq) {
 		snprintf(why, why_len, "PD/CQ on %s: %s", name, strerror(errno));
 		return -1;

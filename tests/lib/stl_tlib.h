@@ -48,6 +48,9 @@ struct tlib_side {
 
 int tlib_side_open(struct tlib_side *s, const char *name, int gid_index,
 		   char *why, size_t why_len);
+int tlib_side_open_caps(struct tlib_side *s, const char *name, int gid_index,
+			const struct ibv_qp_cap *cap, int sig_all, int cqe,
+			char *why, size_t why_len);
 int tlib_side_connect(struct tlib_side *s, const struct tlib_side *peer,
 		      int gid_index, char *why, size_t why_len);
 
