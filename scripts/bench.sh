@@ -24,7 +24,8 @@
 #      (tests/bench/emtt-guest.sh)
 #   8. spray: 4 rate-limited paths (tc classes per UDP source port) between
 #      two VMs, one rxe QP vs 4 hashed rxe QPs vs one Stellar QP with its
-#      paths, equal and unequal classes (tests/bench/spray-two-guest.sh)
+#      paths, equal and unequal classes, then a path blackholed mid-run
+#      (tests/bench/spray-two-guest.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh

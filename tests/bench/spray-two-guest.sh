@@ -49,7 +49,7 @@ shape() {
 		tc class add dev eth0 parent 1: classid "1:1$i" htb \
 			rate "${r[i]}mbit" ceil "${r[i]}mbit" || return 1
 		tc qdisc add dev eth0 parent "1:1$i" handle "1$i:" pfifo limit 400 || return 1
-		tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+		tc filter add dev eth0 parent 1: protocol ip prio 2 u32 \
 			match ip protocol 17 0xff match ip dport 4791 0xffff \
 			match ip sport "$i" 0x0003 flowid "1:1$i" || return 1
 	done
@@ -77,6 +77,8 @@ one() {
 		return 0
 	fi
 	for i in 0 1 2 3; do before[i]=$(class_bytes "$i"); done
+	local r0
+	r0=$(stat_counter rxe0 completer_retry_err)
 	for i in $(seq 20); do
 		out=$(timeout $((SECS + 120)) ib_write_bw -d "$dev" -x "$STL_GIDX" -F \
 			-p "$PORT" -s 1048576 -D "$SECS" -u 20 "$@" "$STL_PEER_IP" 2>&1) && break
@@ -95,7 +97,7 @@ one() {
 		((total > 0 && d[i] * 10 >= total)) && used+="$i"
 	done
 	USED=${used:-none}
-	echo "bench: $label: ${BW:-?} MB/s, bytes per class: ${d[*]}" >&2
+	echo "bench: $label: ${BW:-?} MB/s, bytes per class: ${d[*]}, rxe0 completer_retry_err $r0 -> $(stat_counter rxe0 completer_retry_err)" >&2
 }
 
 # Paths of new stellar0 QPs on this side.
@@ -115,23 +117,21 @@ for rates in "40 40 40 40" "40 40 20 10"; do
 	one "rxe0, 4 QPs" rxe0 -q 4
 	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8.2f\n" "rxe0, 4 QPs (hashed)" "$BW" "$USED" \
 		"$(echo "${BW:-0} / ${base:-1}" | bc -l)"
-	r0=$(stat_counter rxe0 completer_retry_err)
 	one "stellar0, 1 QP" stellar0 -q 1
-	[[ $ROLE == client ]] &&
-		echo "bench: stellar0: the sender's rxe0 retransmitted $(($(stat_counter rxe0 completer_retry_err) - r0)) times (completer_retry_err)" >&2
 	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8.2f\n" "stellar0, 1 QP, 4 paths" "$BW" "$USED" \
 		"$(echo "${BW:-0} / ${base:-1}" | bc -l)"
 done
 
 # Failover: 4 classes of 40 Mbit/s, one Stellar QP for FSECS s; at a third
-# of the run, the class of its path 1 drops every packet (netem loss 100%).
-# The sender samples each path's bytes every 0.5 s: a timeline, a gnuplot
+# of the run, a filter drops every RoCE packet of its path 1's class.
+# The sender samples each path's bytes about every 0.5 s: a timeline, a gnuplot
 # script and, where gnuplot is installed, its chart (PNG) in the output
 # folder; then the bandwidth against the 3-path ideal (3 x one rxe QP) and
 # the time the paths left took to carry at half the rate before the failure.
 FSECS=${STL_BENCH_SPRAY_FAILOVER_SECS:-24}
 failover() {
 	local t=0 c="" sp line b1 b2 b3 tl=$STL_OUT/spray-failover.dat
+	BT="?"
 	PORT=$((PORT + 1))
 	barrier
 	if [[ $ROLE == server ]]; then
@@ -144,7 +144,10 @@ failover() {
 		-s 1048576 -D "$FSECS" -u 20 "$STL_PEER_IP" >"$STL_OUT/spray-failover.client" 2>&1 &
 	local pid=$!
 	echo "# t_s path1_bytes path2_bytes path3_bytes (sender, cumulative)" >"$tl"
+	local t0
+	t0=$(date +%s.%N)
 	while kill -0 "$pid" 2>/dev/null; do
+		t=$(echo "$(date +%s.%N) - $t0" | bc)
 		line=$(spray_qps stellar0 | grep ' spray up ' | head -n 1)
 		if [[ -n $line ]]; then
 			b1=$(spray_attr "$line" path1_bytes)
@@ -154,14 +157,16 @@ failover() {
 			if [[ -z $c && $(echo "$t >= $FSECS / 3" | bc) == 1 ]]; then
 				sp=$(spray_attr "$line" path1_sport)
 				c=$((sp & 3))
-				tc qdisc replace dev eth0 parent "1:1$c" handle "1$c:" netem loss 100% ||
+				tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+					match ip protocol 17 0xff match ip dport 4791 0xffff \
+					match ip sport "$c" 0x0003 action drop ||
 					echo "bench: blackholing class $c failed" >&2
 				echo "bench: failover: t=$t s: class $c (path 1, source port $sp) now drops everything" >&2
 				echo "# t=$t: class $c (path 1) blackholed" >>"$tl"
+				BT=${t%%.*}
 			fi
 		fi
 		sleep 0.5
-		t=$(echo "$t + 0.5" | bc)
 	done
 	wait "$pid"
 	echo "bench: failover: ib_write_bw exited $? ($(grep -c . "$STL_OUT/spray-failover.client") lines)" >&2
@@ -171,7 +176,7 @@ failover() {
 	cat >"$STL_OUT/spray-failover.gp" <<-GP
 	set terminal png size 900,500
 	set output "$STL_OUT/spray-failover.png"
-	set title "One Stellar QP, 4 paths of 40 Mbit/s; path 1 blackholed at $((FSECS / 3)) s (QP 0 carries the tails, not shown)"
+	set title "One Stellar QP, 4 paths of 40 Mbit/s; path 1 blackholed at $BT s (QP 0 carries the tails, not shown)"
 	set xlabel "time (s)"; set ylabel "MB/s sent (sender, per path)"
 	plot "$tl.rate" using 1:2 title "path 1" with lines, "" using 1:3 title "path 2" with lines, "" using 1:4 title "path 3" with lines
 	GP
@@ -181,11 +186,11 @@ failover() {
 }
 failover
 if [[ $ROLE == client ]]; then
-	printf "\n-- failover: 4 classes of 40 Mbit/s, %d s, path 1's class blackholed at %d s\n" "$FSECS" "$((FSECS / 3))"
+	printf "\n-- failover: 4 classes of 40 Mbit/s, %d s, path 1's class blackholed at %s s\n" "$FSECS" "$BT"
 	printf "%-26s %10s %14s\n" "sender" "MB/s" "vs 3 x 1 QP"
 	printf "%-26s %10s %14.2f\n" "stellar0, 1 QP, 4 paths" "${BW:-?}" \
 		"$(echo "${BW:-0} / (3 * ${base:-1})" | bc -l)"
-	echo "  t_s path1 path2 path3 (MB/s sent per path, every 0.5 s)"
+	echo "  t_s path1 path2 path3 (MB/s sent per path since the sample before)"
 	awk '{ print "  " $0 }' "$STL_OUT/spray-failover.dat.rate" | head -n 80
 fi
 # What the Stellar runs did on the sender: requests cut, chunks, reposts.
