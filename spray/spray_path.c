@@ -905,8 +905,12 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 			cl = spray_chunk_len(chunk, len - tail - off);
 			if (WARN_ON_ONCE(k >= SPRAY_WR_CHUNKS))
 				break;
-			idx[k] = spray_chunk_alloc(&sq->chunks, seq, off, cl);
+			ret = spray_chunk_alloc(&sq->chunks, seq, off, cl);
+			if (ret < 0)
+				break;
+			idx[k] = ret;
 		}
+		ret = 0;
 		if (off == len - tail) {
 			f->tail = tail;
 		} else {
