@@ -111,6 +111,14 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 #define SPRAY_SLOTS_MAX		8192U
 /* Posts of one chunk before its work request goes whole on QP 0. */
 #define SPRAY_CHUNK_POSTS	8
+/*
+ * A path QP replaced by a repair is destroyed this long after (at a check
+ * round), not at once: rxe lets a QP's packets hold references to it until
+ * the NIC gives them back, and destroying it before then warns and frees it
+ * under them.  At most SPRAY_PARKED wait; more are destroyed at once.
+ */
+#define SPRAY_PARK_MS		2000
+#define SPRAY_PARKED		16
 /* Completions of the paths' CQ handled per run of its work. */
 #define SPRAY_CQ_BUDGET		256
 /* A path check's parent wr_id: this bit, the path << 1, the epoch parity. */
@@ -251,6 +259,10 @@ static const char *const spray_state_names[] = {
  *	the whole request's byte count (@order.mask + 1 entries)
  * @fix_head: oldest entry of @fix
  * @fix_tail: next free entry of @fix
+ * @parked: path QPs replaced by a repair, destroyed SPRAY_PARK_MS later
+ *	(under @lock)
+ * @parked_at: when each was parked (jiffies)
+ * @n_parked: entries of @parked
  *
  * The paths' CQ is polled directly (IB_POLL_DIRECT), by each round of
  * @probe_work before it posts the next checks: never armed, so the parent
@@ -313,6 +325,9 @@ struct spray_qp {
 	struct spray_fix *fix;
 	u32 fix_head;
 	u32 fix_tail;
+	struct ib_qp *parked[SPRAY_PARKED];
+	unsigned long parked_at[SPRAY_PARKED];
+	u8 n_parked;
 };
 
 /**
@@ -1109,6 +1124,44 @@ static void spray_data_free(struct spray_qp *sq)
 	stl_kmem_uncharge(sq->sdev, sq->dkmem);
 }
 
+/* Destroy a path QP and give back its queue quota.  sq->lock held. */
+static void spray_qp_gone(struct spray_qp *sq, struct ib_qp *qp)
+{
+	ib_destroy_qp(qp);
+	stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
+}
+
+/*
+ * Destroy the parked path QPs, those parked SPRAY_PARK_MS ago or (@all)
+ * every one.  sq->lock held.
+ */
+static void spray_unpark(struct spray_qp *sq, bool all)
+{
+	unsigned int i, kept = 0;
+
+	for (i = 0; i < sq->n_parked; i++) {
+		if (all || time_after_eq(jiffies, sq->parked_at[i] +
+					 msecs_to_jiffies(SPRAY_PARK_MS))) {
+			spray_qp_gone(sq, sq->parked[i]);
+			continue;
+		}
+		sq->parked[kept] = sq->parked[i];
+		sq->parked_at[kept++] = sq->parked_at[i];
+	}
+	sq->n_parked = kept;
+}
+
+/* A path QP a repair replaced: destroyed later.  sq->lock held. */
+static void spray_park(struct spray_qp *sq, struct ib_qp *qp)
+{
+	if (sq->n_parked == SPRAY_PARKED) {
+		spray_qp_gone(sq, qp);
+		return;
+	}
+	sq->parked[sq->n_parked] = qp;
+	sq->parked_at[sq->n_parked++] = jiffies;
+}
+
 /*
  * Destroy path QPs @from.. (not their CQ: freeing a CQ waits for its work,
  * which must not happen under sq->lock nor in the MAD layer's CQ work that
@@ -1118,13 +1171,14 @@ static void spray_drop_paths(struct spray_qp *sq, unsigned int from)
 {
 	unsigned int i;
 
-	if (from <= 1)
+	if (from <= 1) {
 		spray_data_off(sq);
+		spray_unpark(sq, true);
+	}
 	for (i = from; i < SPRAY_MAX_PATHS; i++) {
 		if (!sq->pq[i])
 			continue;
-		ib_destroy_qp(sq->pq[i]);
-		stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
+		spray_qp_gone(sq, sq->pq[i]);
 		sq->pq[i] = NULL;
 		sq->peer[i] = 0;
 		sq->sport[i] = 0;
@@ -1306,7 +1360,8 @@ static int spray_connect(struct spray_qp *sq, const __be32 *peer, u8 n)
  * the old one stays).  A new QP rather than the old one through RESET:
  * rxe of 6.12 can hang resetting a QP that failed.  Its checks start
  * afresh; completions of the old QP still in the CQ have the other epoch
- * parity.  sq->lock held.
+ * parity.  The old QP is parked, destroyed later (spray_park()).
+ * sq->lock held.
  */
 static int spray_renew_path(struct spray_qp *sq, unsigned int i)
 {
@@ -1321,9 +1376,7 @@ static int spray_renew_path(struct spray_qp *sq, unsigned int i)
 	old = sq->pq[i];
 	sq->pq[i] = qp;
 	spin_unlock_bh(&sq->dlock);
-	ib_destroy_qp(old);
-	stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
-	sq->pq[i] = qp;
+	spray_park(sq, old);
 	atomic_set(&sq->probe_busy[i], 0);
 	return 0;
 }
@@ -1397,6 +1450,7 @@ static void spray_probe(struct work_struct *work)
 	u8 t;
 
 	mutex_lock(&sq->lock);
+	spray_unpark(sq, false);
 	if (sq->dead || sq->state != SPRAY_UP)
 		goto out;
 	/* Paths that stalled are failed (and so repaired below). */
