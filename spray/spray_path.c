@@ -112,13 +112,18 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 /* Posts of one chunk before its work request goes whole on QP 0. */
 #define SPRAY_CHUNK_POSTS	8
 /*
- * A path QP replaced by a repair is destroyed this long after (at a check
- * round), not at once: rxe lets a QP's packets hold references to it until
- * the NIC gives them back, and destroying it before then warns and frees it
- * under them.  At most SPRAY_PARKED wait; more are destroyed at once.
+ * A path QP that goes (replaced by a repair, or QP 0 reset) is parked and
+ * destroyed this long after, by @probe_work with no lock held, never
+ * under @lock nor in the MAD layer's completion work: rxe lets a QP's
+ * packets hold references to it until the NIC gives them back, and its
+ * destroy waits for them (50 s on 6.1 when they never come back, then
+ * warns).  A repair waits while more than SPRAY_PARKED - SPRAY_MAX_PATHS
+ * are parked, which leaves room for one QP's paths; beyond SPRAY_PARKED
+ * (QP 0 reset again and again within SPRAY_PARK_MS) they are destroyed at
+ * once.
  */
 #define SPRAY_PARK_MS		2000
-#define SPRAY_PARKED		16
+#define SPRAY_PARKED		(2 * SPRAY_MAX_PATHS)
 /* Completions of the paths' CQ handled per run of its work. */
 #define SPRAY_CQ_BUDGET		256
 /* A path check's parent wr_id: this bit, the path << 1, the epoch parity. */
@@ -259,16 +264,15 @@ static const char *const spray_state_names[] = {
  *	the whole request's byte count (@order.mask + 1 entries)
  * @fix_head: oldest entry of @fix
  * @fix_tail: next free entry of @fix
- * @parked: path QPs replaced by a repair, destroyed SPRAY_PARK_MS later
- *	(under @lock)
+ * @parked: path QPs gone from use, destroyed SPRAY_PARK_MS later
+ *	(spray_reap(); under @lock)
  * @parked_at: when each was parked (jiffies)
  * @n_parked: entries of @parked
  *
- * The paths' CQ is polled directly (IB_POLL_DIRECT), by each round of
- * @probe_work before it posts the next checks: never armed, so the parent
- * has no completion event pending on it when it is freed (rxe of 6.1
- * schedules a tasklet per armed CQ's event, which destroying the CQ does
- * not kill: freeing an armed CQ right after its QPs is a use-after-free).
+ * The paths' CQ is armed; its handler queues @cq_work, which polls it.
+ * It is freed through stl_cq_release_parent(), after a grace period: rxe
+ * of 6.1 schedules a tasklet per armed CQ's event, which destroying the
+ * CQ does not kill (freeing it at once is a use-after-free).
  */
 struct spray_qp {
 	struct hlist_node node;
@@ -484,6 +488,9 @@ static void spray_send_done(struct ib_mad_agent *agent,
 	ib_free_send_mad(wc->send_buf);
 }
 
+/* debugfs spray_lose_msgs: how many of the next messages sent are lost. */
+static atomic_t spray_lose_msgs = ATOMIC_INIT(0);
+
 /*
  * Send @op to the peer of @sq (about @path: REPAIR, REPAIRED).  Context:
  * process, sq->lock held.
@@ -501,6 +508,13 @@ static void spray_send_path(struct spray_qp *sq, enum spray_op op, u8 path)
 	lockdep_assert_held(&sq->lock);
 	if (sq->dead || !sq->have_av || !sq->agent)
 		return;
+	if (atomic_add_unless(&spray_lose_msgs, -1, 0)) {
+		/* Injected loss (debugfs): sent, and lost on the way. */
+		ibdev_warn(&sq->sdev->ibdev, "QP %u: path exchange message %u lost (debugfs)\n",
+			   sq->qpn, op);
+		stl_count(sq->sdev, STL_CNT_SPRAY_MSGS_SENT, 1);
+		return;
+	}
 	/* The peer's QP1 is reached as path 0 is (its flow label aside). */
 	av.grh.flow_label = 0;
 	ah = rdma_create_ah(sq->agent->qp->pd, &av, RDMA_CREATE_AH_SLEEPABLE);
@@ -1124,7 +1138,10 @@ static void spray_data_free(struct spray_qp *sq)
 	stl_kmem_uncharge(sq->sdev, sq->dkmem);
 }
 
-/* Destroy a path QP and give back its queue quota.  sq->lock held. */
+/*
+ * Destroy a path QP and give back its queue quota.  Context: process; may
+ * wait long in the parent (see SPRAY_PARK_MS).
+ */
 static void spray_qp_gone(struct spray_qp *sq, struct ib_qp *qp)
 {
 	ib_destroy_qp(qp);
@@ -1133,33 +1150,51 @@ static void spray_qp_gone(struct spray_qp *sq, struct ib_qp *qp)
 
 /*
  * Destroy the parked path QPs, those parked SPRAY_PARK_MS ago or (@all)
- * every one.  sq->lock held.
+ * every one, outside sq->lock: a destroy may wait long in the parent (see
+ * SPRAY_PARK_MS), and the peer's messages, the QP's counters and the
+ * check rounds must not wait with it.  Context: process, sq->lock not
+ * held.  Return: how many stay parked.
  */
-static void spray_unpark(struct spray_qp *sq, bool all)
+static unsigned int spray_reap(struct spray_qp *sq, bool all)
 {
-	unsigned int i, kept = 0;
+	struct ib_qp *qp[SPRAY_PARKED];
+	unsigned int i, n = 0, kept = 0;
 
+	mutex_lock(&sq->lock);
 	for (i = 0; i < sq->n_parked; i++) {
 		if (all || time_after_eq(jiffies, sq->parked_at[i] +
 					 msecs_to_jiffies(SPRAY_PARK_MS))) {
-			spray_qp_gone(sq, sq->parked[i]);
+			qp[n++] = sq->parked[i];
 			continue;
 		}
 		sq->parked[kept] = sq->parked[i];
 		sq->parked_at[kept++] = sq->parked_at[i];
 	}
 	sq->n_parked = kept;
+	mutex_unlock(&sq->lock);
+	for (i = 0; i < n; i++)
+		spray_qp_gone(sq, qp[i]);
+	return kept;
 }
 
-/* A path QP a repair replaced: destroyed later.  sq->lock held. */
+/*
+ * A path QP out of use: destroyed SPRAY_PARK_MS later by @probe_work
+ * (queued here; after the QP is dead, spray_qp_destroy() reaps).
+ * sq->lock held.
+ */
 static void spray_park(struct spray_qp *sq, struct ib_qp *qp)
 {
 	if (sq->n_parked == SPRAY_PARKED) {
+		ibdev_dbg(&sq->sdev->ibdev, "QP %u: %u path QPs parked: one destroyed at once\n",
+			  sq->qpn, sq->n_parked);
 		spray_qp_gone(sq, qp);
 		return;
 	}
 	sq->parked[sq->n_parked] = qp;
 	sq->parked_at[sq->n_parked++] = jiffies;
+	if (!sq->dead)
+		queue_delayed_work(system_wq, &sq->probe_work,
+				   msecs_to_jiffies(SPRAY_PROBE_MS));
 }
 
 /*
@@ -1171,14 +1206,12 @@ static void spray_drop_paths(struct spray_qp *sq, unsigned int from)
 {
 	unsigned int i;
 
-	if (from <= 1) {
+	if (from <= 1)
 		spray_data_off(sq);
-		spray_unpark(sq, true);
-	}
 	for (i = from; i < SPRAY_MAX_PATHS; i++) {
 		if (!sq->pq[i])
 			continue;
-		spray_qp_gone(sq, sq->pq[i]);
+		spray_park(sq, sq->pq[i]);
 		sq->pq[i] = NULL;
 		sq->peer[i] = 0;
 		sq->sport[i] = 0;
@@ -1365,8 +1398,12 @@ static int spray_connect(struct spray_qp *sq, const __be32 *peer, u8 n)
  */
 static int spray_renew_path(struct spray_qp *sq, unsigned int i)
 {
-	struct ib_qp *qp = spray_path_qp(sq), *old;
+	struct ib_qp *qp, *old;
 
+	/* Room to park the old one, and all paths of a reset after it. */
+	if (sq->n_parked > SPRAY_PARKED - SPRAY_MAX_PATHS)
+		return -EBUSY;
+	qp = spray_path_qp(sq);
 	if (IS_ERR(qp))
 		return PTR_ERR(qp);
 	/* Its chunks wait for other paths; it is up again once checked. */
@@ -1382,8 +1419,10 @@ static int spray_renew_path(struct spray_qp *sq, unsigned int i)
 }
 
 /*
- * Whether the peer's paths in @m are those we are connected to (but for
- * the path a repair is about: a new QP there).
+ * Whether the peer's paths in @m are those we are connected to.  A repair
+ * is about one path only: the others may be under repair too, on either
+ * side, so their numbers may differ from ours (requiring them to match
+ * would drop every message of two repairs that cross).
  */
 static bool spray_same_peer(const struct spray_qp *sq,
 			    const struct spray_msg *m)
@@ -1393,9 +1432,10 @@ static bool spray_same_peer(const struct spray_qp *sq,
 	/* An offer names all the peer's paths, the rest only those in use. */
 	if (m->n < sq->n || (m->op != SPRAY_OP_OFFER && m->n != sq->n))
 		return false;
+	if (m->op >= SPRAY_OP_REPAIR)
+		return true;
 	for (i = 1; i < sq->n; i++)
-		if (be32_to_cpu(m->path_qpn[i]) != sq->peer[i] &&
-		    !(m->op >= SPRAY_OP_REPAIR && i == m->path))
+		if (be32_to_cpu(m->path_qpn[i]) != sq->peer[i])
 			return false;
 	return true;
 }
@@ -1450,7 +1490,6 @@ static void spray_probe(struct work_struct *work)
 	u8 t;
 
 	mutex_lock(&sq->lock);
-	spray_unpark(sq, false);
 	if (sq->dead || sq->state != SPRAY_UP)
 		goto out;
 	/* Paths that stalled are failed (and so repaired below). */
@@ -1501,6 +1540,10 @@ static void spray_probe(struct work_struct *work)
 			   msecs_to_jiffies(SPRAY_PROBE_MS));
 out:
 	mutex_unlock(&sq->lock);
+	/* Not up (reset, single): rounds go on while QPs are parked. */
+	if (spray_reap(sq, false) && !READ_ONCE(sq->dead))
+		queue_delayed_work(system_wq, &sq->probe_work,
+				   msecs_to_jiffies(SPRAY_PROBE_MS));
 }
 
 /* Both sides are connected: the paths' checks begin.  sq->lock held. */
@@ -1799,6 +1842,7 @@ void spray_qp_destroy(struct stl_qp *sqp)
 	spray_put(sq);
 	wait_for_completion(&sq->idle);
 	spray_drop_paths(sq, 1);
+	spray_reap(sq, true);
 	/*
 	 * Once RCU says so, pollers (spray_wc_fixup()) no longer see @sq and
 	 * the CQ's handler queues no more work (a parent's handler runs in
@@ -2122,4 +2166,5 @@ void spray_debugfs_init(struct dentry *dir)
 {
 	debugfs_create_file("spray_fail_path", 0200, dir, NULL,
 			    &spray_fail_path_fops);
+	debugfs_create_atomic_t("spray_lose_msgs", 0600, dir, &spray_lose_msgs);
 }

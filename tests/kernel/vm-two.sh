@@ -25,6 +25,13 @@ BARRIER_PORT=18800	# + scenario number
 BARRIER_WAIT=240	# s one VM waits for the other at a barrier
 STEP=0
 
+# Where the link between the VMs stands, for a failing step's log: eth0's
+# counters and one ping of the peer.
+net_state() {
+	ip -s link show dev eth0 | sed 's/^/    /'
+	busybox ping -c 2 -W 1 "$STL_PEER_IP" 2>&1 | tail -n 2 | sed 's/^/    ping: /'
+}
+
 # Both VMs meet here before each scenario, so a scenario that failed
 # quickly on one side cannot leave the two out of step: VM0 accepts one
 # TCP connection on BARRIER_PORT + STEP, VM1 connects until that works.
@@ -34,11 +41,12 @@ barrier() {
 	port=$((BARRIER_PORT + STEP))
 	if [[ $ROLE == server ]]; then
 		timeout "$BARRIER_WAIT" busybox nc -l -p "$port" </dev/null >/dev/null 2>&1 ||
-			echo "# barrier $STEP: the other VM did not come within $BARRIER_WAIT s"
+			{ echo "# barrier $STEP: the other VM did not come within $BARRIER_WAIT s"; net_state; }
 	else
 		until (exec 3<>"/dev/tcp/$STL_PEER_IP/$port") 2>/dev/null; do
 			if ((SECONDS >= end)); then
 				echo "# barrier $STEP: the other VM did not come within $BARRIER_WAIT s"
+				net_state
 				return 0
 			fi
 			sleep 0.2
@@ -386,6 +394,7 @@ s_spray_paths_across_hosts() {
 	fi
 	((rc == 0)) || why "ib_write_bw exited $rc"
 	((rc == 0)) || rdma statistic show link rxe0/1
+	[[ -z $WHY ]] || net_state
 	rdma statistic show link stellar0/1 | tr ' ' '\n' | grep -A1 '^spray_' | paste -sd ' '
 	(($(stat_counter stellar0 spray_qps_up) == up0 + 1)) ||
 		why "spray_qps_up went $up0 -> $(stat_counter stellar0 spray_qps_up), want +1"

@@ -247,7 +247,10 @@ spray_check_hostile() {
 	spray_hostile "a refusal while up" 1 1 -o 2 -n 1 -s "$q0" -t "$q1"
 	spray_hostile "a repair from another source QP" 1 1 -o 4 -P 1 -E 9 \
 		-s $((q0 + 1)) -t "$q1" -q "0:$((q0 + 1)),$p1,$p2,$p3"
-	spray_hostile "a repair naming other paths" 1 1 -o 4 -P 1 -E 9 -s "$q0" -t "$q1" -q "$p1,$((p2 + 100)),$p3"
+	# (A repair from the peer's address and QP 0 is taken whatever QPs it
+	# names for the other paths: two repairs that cross name QPs the
+	# other side does not know yet.)
+	spray_hostile "a repair with another path count" 1 1 -o 4 -P 1 -E 9 -s "$q0" -t "$q1" -q "$p1,$p2"
 	spray_hostile "an answer to a repair nobody asked for" 1 1 -o 5 -P 1 -E 9 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
 	spray_hostile "a repair of an older epoch" 1 1 -o 4 -P 1 -E 255 -s "$q0" -t "$q1" -q "$p1,$p2,$p3"
 	# the peer's own messages again: harmless
@@ -350,6 +353,58 @@ spray_check_repair() {
 s_spray_repair() {
 	spray_during_write_bw stellar0 stellar1 300 18705 spray_check_repair 6 stop
 	dmesg | grep -iE 'spray|marked failed' | tail -n 3
+	[[ -z $WHY ]]
+}
+
+# Two paths of one side repaired at once, the first message of each
+# repair lost (debugfs spray_lose_msgs): each message sent again names
+# both of the side's new QPs, one of which the peer does not know yet.
+# Both paths are up again on both sides (with one recovery each), and
+# path 3 kept its QPs.
+spray_check_crossed_repairs() {
+	local a b f=/sys/kernel/debug/stellar/spray_fail_path
+	local lose=/sys/kernel/debug/stellar/spray_lose_msgs q0 i p a3 b3
+	for ((i = 0; i < 20; i++)); do
+		a=$(spray_qps stellar0)
+		b=$(spray_qps stellar1)
+		[[ "$a$b" != *probing* && $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] && break
+		sleep 0.5
+	done
+	[[ $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] ||
+		{ why "the QPs are not up before the test"; return 1; }
+	q0=$(spray_attr "$a" lqpn)
+	a3=$(spray_attr "$a" path3_qpn)
+	b3=$(spray_attr "$b" path3_qpn)
+	echo 2 >"$lose" || { why "writing 2 to spray_lose_msgs failed"; return 1; }
+	echo "$q0 1" >"$f" && echo "$q0 2" >"$f" ||
+		{ why "writing to spray_fail_path failed"; return 1; }
+	[[ $(cat "$lose") == 0 ]] || why "spray_lose_msgs is '$(cat "$lose")' after the repairs, want 0 (both lost)"
+	for ((i = 0; i < 40; i++)); do
+		a=$(spray_qps stellar0)
+		b=$(spray_qps stellar1)
+		[[ $(spray_attr "$a" path1_state) == up && $(spray_attr "$a" path2_state) == up &&
+			$(spray_attr "$b" path1_state) == up && $(spray_attr "$b" path2_state) == up &&
+			$(spray_attr "$a" path1_recoveries) -ge 1 && $(spray_attr "$a" path2_recoveries) -ge 1 &&
+			$(spray_attr "$b" path1_recoveries) -ge 1 && $(spray_attr "$b" path2_recoveries) -ge 1 ]] && break
+		sleep 0.5
+	done
+	echo "stellar0 after: $a"
+	echo "stellar1 after: $b"
+	for p in 1 2; do
+		[[ $(spray_attr "$a" "path${p}_state") == up && $(spray_attr "$b" "path${p}_state") == up ]] ||
+			why "path $p is '$(spray_attr "$a" "path${p}_state")'/'$(spray_attr "$b" "path${p}_state")' after the repairs, want up on both"
+		[[ $(spray_attr "$a" "path${p}_peer_qpn") == $(spray_attr "$b" "path${p}_qpn") &&
+			$(spray_attr "$b" "path${p}_peer_qpn") == $(spray_attr "$a" "path${p}_qpn") ]] ||
+			why "the new path $p QPs are not connected to each other"
+	done
+	[[ $(spray_attr "$a" path3_qpn) == "$a3" && $(spray_attr "$b" path3_qpn) == "$b3" ]] ||
+		why "path 3 changed QPs"
+	echo 0 >"$lose"
+}
+
+s_spray_crossed_repairs() {
+	spray_during_write_bw stellar0 stellar1 300 18706 spray_check_crossed_repairs 6 stop
+	dmesg | grep -E 'lost \(debugfs\)' | tail -n 2
 	[[ -z $WHY ]]
 }
 
@@ -466,6 +521,7 @@ scenario spray_off_with_one_path s_spray_off_with_one_path
 scenario spray_paths_within_the_queue_quotas s_spray_paths_within_quota
 scenario spray_hostile_exchange_messages_are_dropped s_spray_hostile_messages
 scenario spray_failed_path_is_repaired s_spray_repair
+scenario spray_two_repairs_first_messages_lost_both_paths_back s_spray_crossed_repairs
 scenario spray_data_writes_reads_over_paths_bytes_intact s_spray_data_path
 scenario spray_data_failed_path_chunks_reposted s_spray_data_failover
 scenario spray_data_process_killed_mid_transfer s_spray_data_kill9
