@@ -77,6 +77,7 @@
 #include <linux/debugfs.h>
 #include <linux/hashtable.h>
 #include <linux/moduleparam.h>
+#include <linux/seq_file.h>
 #include <rdma/ib_mad.h>
 
 #include "kmod/stl.h"
@@ -261,7 +262,11 @@ static const char *const spray_state_names[] = {
  * @fixlock: guards @fix (taken inside @dlock, and inside the virtual CQ's
  *	lock, with interrupts off)
  * @fix: signaled tails on QP 0, oldest first: their completion reports
- *	the whole request's byte count (@order.mask + 1 entries)
+ *	the whole request's byte count; and the signaled requests posted
+ *	whole, so that one with the same wr_id is not taken for a tail
+ *	(@fix_mask + 1 entries: four times QP 0's send queue, for
+ *	completions the application has not polled yet)
+ * @fix_mask: entries of @fix, minus 1
  * @fix_head: oldest entry of @fix
  * @fix_tail: next free entry of @fix
  * @parked: path QPs gone from use, destroyed SPRAY_PARK_MS later
@@ -327,6 +332,7 @@ struct spray_qp {
 	u32 max_send_wr;
 	spinlock_t fixlock;
 	struct spray_fix *fix;
+	u32 fix_mask;
 	u32 fix_head;
 	u32 fix_tail;
 	struct ib_qp *parked[SPRAY_PARKED];
@@ -335,9 +341,13 @@ struct spray_qp {
 };
 
 /**
- * struct spray_fix - a tail's completion to report with its request's size
+ * struct spray_fix - a signaled request posted on QP 0 with the data path
+ *	on, in post order: its completion is found by its place in the ring
+ *	(QP 0 completes in post order), not by its wr_id alone, which an
+ *	application may give to every request
  * @wr_id: the application's wr_id
- * @len: the request's bytes
+ * @len: for a tail, the request's bytes, to report in its completion; 0
+ *	for a request posted whole (its completion is left as it is)
  */
 struct spray_fix {
 	u64 wr_id;
@@ -678,6 +688,28 @@ static int spray_post_chunk(struct spray_qp *sq, u32 idx, u32 i)
 }
 
 /*
+ * @wr was posted on QP 0: if signaled, its completion's place in the fix
+ * ring, with the byte count to report (@len, or 0 to leave it).  A full
+ * ring (completions not polled) loses the entry: a tail then reports its
+ * own bytes.  sq->dlock held.
+ */
+static void spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
+			  u64 len)
+{
+	unsigned long flags;
+
+	if (!sq->sqp->sig_all && !(wr->send_flags & IB_SEND_SIGNALED))
+		return;
+	spin_lock_irqsave(&sq->fixlock, flags);
+	if (sq->fix_tail - sq->fix_head <= sq->fix_mask) {
+		sq->fix[sq->fix_tail & sq->fix_mask].wr_id = wr->wr_id;
+		sq->fix[sq->fix_tail & sq->fix_mask].len = len;
+		sq->fix_tail++;
+	}
+	spin_unlock_irqrestore(&sq->fixlock, flags);
+}
+
+/*
  * Post on QP 0 the oldest work request, whose chunks are all done: its
  * tail, or the whole request if a chunk was lost (WRITE and READ may move
  * the same bytes twice).  Return: 0, or the parent's error (it waits).
@@ -689,8 +721,7 @@ static int spray_post_head(struct spray_qp *sq)
 	struct ib_sge sge[SPRAY_SGE_MAX];
 	struct ib_rdma_wr tail;
 	const struct ib_send_wr *wr = &f->b.wr.send;
-	unsigned long flags;
-	bool fix = false;
+	bool tailed = false;
 	int ret;
 
 	if (f->tail < f->len && !w->status) {
@@ -700,21 +731,13 @@ static int spray_post_head(struct spray_qp *sq)
 		tail.wr.sg_list = sge;
 		tail.remote_addr += f->len - f->tail;
 		wr = &tail.wr;
-		if (sq->sqp->sig_all || (wr->send_flags & IB_SEND_SIGNALED))
-			fix = true;
+		tailed = true;
 	} else if (f->tail < f->len && sq->don) {
 		stl_count(sq->sdev, STL_CNT_SPRAY_WHOLE, 1);
 	}
 	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
-	if (!ret && fix) {
-		spin_lock_irqsave(&sq->fixlock, flags);
-		if (sq->fix_tail - sq->fix_head <= sq->order.mask) {
-			sq->fix[sq->fix_tail & sq->order.mask].wr_id = wr->wr_id;
-			sq->fix[sq->fix_tail & sq->order.mask].len = f->len;
-			sq->fix_tail++;
-		}
-		spin_unlock_irqrestore(&sq->fixlock, flags);
-	}
+	if (!ret)
+		spray_fix_add(sq, wr, tailed ? f->len : 0);
 	return ret;
 }
 
@@ -736,9 +759,10 @@ void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc)
 		return;
 	spin_lock(&sq->fixlock);
 	if (sq->fix_head != sq->fix_tail) {
-		x = &sq->fix[sq->fix_head & sq->order.mask];
+		x = &sq->fix[sq->fix_head & sq->fix_mask];
 		if (x->wr_id == wc->wr_id) {
-			wc->byte_len = min_t(u64, x->len, U32_MAX);
+			if (x->len)
+				wc->byte_len = min_t(u64, x->len, U32_MAX);
 			sq->fix_head++;
 		}
 	}
@@ -866,8 +890,14 @@ static void spray_data_off(struct spray_qp *sq)
  * keep their post order, and SENDs, immediates and atomics follow every
  * byte posted before them.
  *
- * Return: 1 when the data path is off (the caller posts to QP 0 itself),
- * 0 when posted, -ENOMEM when the QP's queue is full.
+ * With the data path off but its memory there (from the first RTR, before
+ * any request can be posted), the request goes straight to QP 0 and takes
+ * its place in the fix ring: every signaled request on QP 0 has one, so
+ * completions and places stay in step (spray_wc_fixup()).
+ *
+ * Return: 1 when the QP has no data path memory (the caller posts to QP 0
+ * itself), 0 when posted, -ENOMEM when the QP's queue is full, or QP 0's
+ * error.
  */
 int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 {
@@ -880,12 +910,16 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 	bool cut;
 	int ret = 0;
 
-	if (!sq || !READ_ONCE(sq->don))
+	/* No data path memory (no paths tried, or none to be had). */
+	if (!sq || !smp_load_acquire(&sq->fix))
 		return 1;
 	spin_lock_bh(&sq->dlock);
 	if (!sq->don) {
-		spin_unlock_bh(&sq->dlock);
-		return 1;
+		/* Straight to QP 0, in the fix ring (spray_fix_add()). */
+		ret = ib_post_send(sqp->pqp, wr, NULL);
+		if (!ret)
+			spray_fix_add(sq, wr, 0);
+		goto out;
 	}
 	/*
 	 * Cut: a WRITE or READ of two chunks or more, not inline, not fenced,
@@ -901,6 +935,8 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 	/* Nothing waits and nothing to cut: straight to QP 0. */
 	if (!cut && sq->order.head == sq->order.tail) {
 		ret = ib_post_send(sqp->pqp, wr, NULL);
+		if (!ret)
+			spray_fix_add(sq, wr, 0);
 		goto out;
 	}
 	if (spray_order_count(&sq->order) > sq->order.mask) {
@@ -1092,7 +1128,7 @@ static void spray_data_alloc(struct spray_qp *sq, u32 max_send_wr)
 			    max_t(u32, sq->sqp->max_send_sge, 1) *
 			    sizeof(struct ib_sge), 8);
 	kmem = (u64)depth * (sq->fstride + sizeof(*sq->owr) +
-			     sizeof(*sq->fix)) +
+			     4 * sizeof(*sq->fix)) +
 	       (u64)slots * (sizeof(*c) + sizeof(*sq->bl));
 	if (stl_kmem_charge(sq->sdev, kmem))
 		goto fail;
@@ -1100,7 +1136,7 @@ static void spray_data_alloc(struct spray_qp *sq, u32 max_send_wr)
 	sq->owr = kvcalloc(depth, sizeof(*sq->owr), GFP_KERNEL);
 	c = kvcalloc(slots, sizeof(*c), GFP_KERNEL);
 	sq->bl = kvcalloc(slots, sizeof(*sq->bl), GFP_KERNEL);
-	fix = kvcalloc(depth, sizeof(*fix), GFP_KERNEL);
+	fix = kvcalloc(4 * depth, sizeof(*fix), GFP_KERNEL);
 	if (!sq->fifo || !sq->owr || !c || !sq->bl || !fix) {
 		kvfree(sq->fifo);
 		kvfree(sq->owr);
@@ -1117,6 +1153,7 @@ static void spray_data_alloc(struct spray_qp *sq, u32 max_send_wr)
 	spray_chunks_init(&sq->chunks, c, slots);
 	spray_order_init(&sq->order, sq->owr, depth, 0);
 	sq->bl_mask = slots - 1;
+	sq->fix_mask = 4 * depth - 1;
 	/* Last: spray_wc_fixup() reads the ring once this is set. */
 	smp_store_release(&sq->fix, fix);
 	return;
@@ -2152,6 +2189,45 @@ static ssize_t spray_fail_path_write(struct file *file,
 	return ret;
 }
 
+/*
+ * debugfs spray_qps: one line per QP with paths, its data path's counters
+ * per path, as in `rdma -dd res show qp` (keys and values), read without
+ * netlink nor the QP's mutex: cheap enough to sample a failover with.
+ */
+static int spray_qps_show(struct seq_file *f, void *unused)
+{
+	struct spray_path *pc;
+	struct spray_qp *sq;
+	unsigned int bkt, i, n;
+	bool don;
+
+	pc = kmalloc_array(SPRAY_MAX_PATHS, sizeof(*pc), GFP_KERNEL);
+	if (!pc)
+		return -ENOMEM;
+	spin_lock_bh(&spray_qps_lock);
+	hash_for_each(spray_qps, bkt, sq, node) {
+		spin_lock(&sq->dlock);
+		don = sq->don;
+		n = don ? sq->sched.n_paths : 0;
+		memcpy(pc, sq->sched.path, SPRAY_MAX_PATHS * sizeof(*pc));
+		spin_unlock(&sq->dlock);
+		seq_printf(f, "%s lqpn %u spray %s spray_paths %u spray_data %s",
+			   dev_name(&sq->sdev->ibdev.dev), sq->qpn,
+			   spray_state_names[READ_ONCE(sq->state)],
+			   READ_ONCE(sq->n), don ? "on" : "off");
+		for (i = 1; i < n; i++)
+			seq_printf(f, " path%u_bytes %llu path%u_chunks %llu path%u_reposts %llu path%u_data %s",
+				   i, pc[i].bytes, i, pc[i].chunks, i,
+				   pc[i].reposts, i,
+				   pc[i].state == SPRAY_PATH_UP ? "up" : "down");
+		seq_putc(f, '\n');
+	}
+	spin_unlock_bh(&spray_qps_lock);
+	kfree(pc);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(spray_qps);
+
 static const struct file_operations spray_fail_path_fops = {
 	.owner = THIS_MODULE,
 	.write = spray_fail_path_write,
@@ -2167,4 +2243,5 @@ void spray_debugfs_init(struct dentry *dir)
 	debugfs_create_file("spray_fail_path", 0200, dir, NULL,
 			    &spray_fail_path_fops);
 	debugfs_create_atomic_t("spray_lose_msgs", 0600, dir, &spray_lose_msgs);
+	debugfs_create_file("spray_qps", 0400, dir, NULL, &spray_qps_fops);
 }

@@ -15,7 +15,10 @@
  *    there (an immediate follows all bytes posted before it);
  *  - completions: each signaled request completes once, in post order,
  *    with its own wr_id, opcode and byte count;
- *  - READ: A reads B's buffer back in large READs and compares.
+ *  - READ: A reads B's buffer back in large READs and compares; each
+ *    completes in post order with its byte count, also in the odd rounds,
+ *    where the four READs (an uncut one among them) share one wr_id and
+ *    are polled only once all of them had time to complete.
  * FILE is created once the first round passed.  Every failure prints
  * "SPRAYDATA FAIL <what>"; exit 0 when all rounds passed, 3 on a failure,
  * 2 on a setup failure.
@@ -291,11 +294,18 @@ static int round_read(struct dev *a, struct dev *b, unsigned int round)
 	fill(b->buf, BUF_LEN, round * 104729 + 3);
 	memset(a->buf, 0, BUF_LEN);
 	for (i = 0; i < 4; i++) {
-		ids[i] = 5000 + round * 10 + i;
+		/*
+		 * Odd rounds give the four one wr_id (as perftest does): the
+		 * uncut 8 KiB READ between cut ones keeps its own byte count.
+		 */
+		ids[i] = round & 1 ? 77 : 5000 + round * 10 + i;
 		lens[i] = rd[i].len;
 		if (post_rdma(a, b, &rd[i], IBV_WR_RDMA_READ, ids[i], 1))
 			return -1;
 	}
+	/* Polled late: the last READ's tail is posted before any is polled. */
+	if (round & 1)
+		usleep(1500000);
 	if (expect_order(a, ids, lens, 4, IBV_WC_RDMA_READ))
 		return -1;
 	for (i = 0; i < 4; i++)

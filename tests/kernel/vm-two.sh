@@ -268,8 +268,12 @@ spray_port_packets() {
 # connected to a peer path QP, on 4 different UDP source ports, each path
 # checked (its state up, on both sides: the checks go both ways), and on
 # VM0 the checks leave on the wire from each path's own source port
-# (counted by a tc filter per port; only VM0 changes its qdiscs while the
+# (counted by a tc filter per port; only VM0 changes its filters while the
 # traffic runs: rxe of 6.12 fails a QP whose packet the stack refuses).
+# VM0's clsact qdisc is there before the traffic starts and goes after it
+# ends: while packets flow only filters come and go (two runs on 6.1 lost
+# the link between the VMs for good right after VM0 added or deleted its
+# clsact qdisc under this traffic).
 # Then VM0 drops what arrives from path 1's port (a black hole on that
 # route, out of the senders' sight): path 1's checks get no answer, it is
 # repaired (spray_path_repairs) and not up while the hole lasts; once the
@@ -285,10 +289,14 @@ s_spray_paths_across_hosts() {
 	if [[ $ROLE == server ]]; then
 		# The tc modules load now, not while the QP lives (a loaded
 		# guest takes seconds to load them).
+		tc qdisc del dev eth0 clsact 2>/dev/null
 		tc qdisc add dev eth0 clsact &&
 			tc filter add dev eth0 egress protocol ip prio 1 u32 \
 				match ip protocol 17 0xff match ip sport 1 0xffff action pass &&
-			tc qdisc del dev eth0 clsact || why "tc: no clsact qdisc or u32 filter"
+			tc filter add dev eth0 ingress protocol ip prio 1 u32 \
+				match ip protocol 17 0xff match ip sport 1 0xffff action drop &&
+			tc filter del dev eth0 egress prio 1 &&
+			tc filter del dev eth0 ingress prio 1 || why "tc: no clsact qdisc or u32 filter"
 		start_server "$port" 30 "$log.server" \
 			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 40 || return 1
 		pid=$SERVER_PID
@@ -323,7 +331,6 @@ s_spray_paths_across_hosts() {
 			why "path $i state '$(spray_attr "$a" "path${i}_state")', want up"
 	done
 	if [[ $ROLE == server ]]; then
-		tc qdisc add dev eth0 clsact || why "tc: no clsact qdisc on eth0"
 		i=0
 		for s in $sports; do
 			i=$((i + 1))
@@ -339,7 +346,11 @@ s_spray_paths_across_hosts() {
 			echo "source port $s: ${n:-?} packets in 3 s (t+$((SECONDS - t0)) s)"
 			((${n:-0} >= 1)) || why "no packet left from path source port $s in 3 s"
 		done
-		tc qdisc del dev eth0 clsact
+		i=0
+		for s in $sports; do
+			i=$((i + 1))
+			tc filter del dev eth0 egress prio "$i"
+		done
 		a=$(spray_qps stellar0)
 		[[ $a == *" spray up "* ]] ||
 			why "the QP was gone (ib_write_bw over) before its paths' packets were counted"
@@ -349,9 +360,8 @@ s_spray_paths_across_hosts() {
 		# instead, rxe sees the drop and sends again at once.)
 		s=${sports# }
 		s=${s%% *}
-		tc qdisc add dev eth0 clsact &&
-			tc filter add dev eth0 ingress protocol ip prio 1 u32 \
-				match ip protocol 17 0xff match ip sport "$s" 0xffff action drop ||
+		tc filter add dev eth0 ingress protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip sport "$s" 0xffff action drop ||
 			why "tc: no ingress drop filter for source port $s"
 		for ((i = 0; i < 30; i++)); do
 			(($(stat_counter stellar0 spray_path_repairs) > r0)) && break
@@ -366,7 +376,7 @@ s_spray_paths_across_hosts() {
 		[[ $(spray_attr "$a" path1_state) != up ]] ||
 			why "path 1 is up behind the black hole"
 		sleep 2
-		tc qdisc del dev eth0 clsact
+		tc filter del dev eth0 ingress prio 1
 	fi
 	# Path 1 back: up, with a recovery, on both sides.
 	for ((i = 0; i < 80; i++)); do
@@ -392,6 +402,7 @@ s_spray_paths_across_hosts() {
 	else
 		wait "$pid" || rc=$?
 	fi
+	[[ $ROLE == server ]] && tc qdisc del dev eth0 clsact
 	((rc == 0)) || why "ib_write_bw exited $rc"
 	((rc == 0)) || rdma statistic show link rxe0/1
 	[[ -z $WHY ]] || net_state

@@ -440,7 +440,7 @@ spray_data_wait() {
 # arrive intact, an immediate follows every byte before it, completions
 # keep post order; each path carried bytes; the device counters moved.
 s_spray_data_path() {
-	local log=$STL_LOGDIR/spray-data.log a i n w0 c0 b0 before after
+	local log=$STL_LOGDIR/spray-data.log a d i n w0 c0 b0 before after
 	before=$(rxe0_qpns | wc -l)
 	w0=$(stat_counter stellar0 spray_wrs)
 	c0=$(stat_counter stellar0 spray_chunks)
@@ -455,6 +455,18 @@ s_spray_data_path() {
 		(($(spray_attr "$a" "path${i}_bytes") > 0)) ||
 			why "path $i carried '$(spray_attr "$a" "path${i}_bytes")' bytes after the first round, want some"
 		[[ $(spray_attr "$a" "path${i}_data") == up ]] || why "path $i data state '$(spray_attr "$a" "path${i}_data")', want up"
+	done
+	# debugfs spray_qps: the same per-path counters, read without netlink
+	# (the benchmark samples it), never behind rdma's (a moment later).
+	d=$(grep "^stellar0 lqpn $SPRAY_QPN " /sys/kernel/debug/stellar/spray_qps)
+	echo "debugfs: $d"
+	[[ $(spray_attr "$d" spray) == up && $(spray_attr "$d" spray_data) == on &&
+		$(spray_attr "$d" spray_paths) == 4 ]] || why "debugfs spray_qps: '$d', want QP $SPRAY_QPN up, data on, 4 paths"
+	for ((i = 1; i < n; i++)); do
+		(($(spray_attr "$d" "path${i}_bytes") >= $(spray_attr "$a" "path${i}_bytes") &&
+			$(spray_attr "$d" "path${i}_chunks") >= $(spray_attr "$a" "path${i}_chunks") &&
+			$(spray_attr "$a" "path${i}_chunks") > 0)) ||
+			why "debugfs spray_qps path $i: '$(spray_attr "$d" "path${i}_bytes")' bytes, rdma said '$(spray_attr "$a" "path${i}_bytes")' before"
 	done
 	spray_data_wait "$log"
 	rdma statistic show link stellar0/1 | tr ' ' '\n' | grep -A1 '^spray_\(wrs\|chunk\)' | paste - - | tr '\t' ' ' | grep -v -- '^--'
