@@ -638,8 +638,8 @@ cleanup() {
 # (CR and terminal escapes removed) into console.log and, unless quiet, to
 # stdout (prefixed "[vmN] " with two VMs).
 vm_start() {
-	local i=$1 dir=$OUTDIR/vm$1 net nic="" prefix=""
-	local -a qemu
+	local i=$1 dir=$OUTDIR/vm$1 net prefix=""
+	local -a qemu mon=()
 	local clean='s/\r//g; s/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g'
 
 	if ((NVMS > 1)); then
@@ -648,15 +648,11 @@ vm_start() {
 	if ((NVMS == 1)); then
 		net="user,id=n0"
 	else
-		# Two VMs: no mergeable receive buffers.  Now and then, under
-		# load, the link between two 6.1 guests died for good in both
-		# directions, each QEMU holding a few frames for a guest whose
-		# receive ring it waited on; QEMU 7.2's virtio-net has a known
-		# stall of that kind with mergeable buffers (fixed in 9.1:
-		# "virtio-net: Fix network stall at the host side waiting for
-		# kick").  A guess at the cause, not proven.
-		nic=",mrg_rxbuf=off"
 		net="stream,id=n0,server=$( ((i == 0)) && echo on || echo off),addr.type=unix,addr.path=$SOCK"
+		# A QMP monitor on a pair of fifos, for qmp_net_dump().
+		rm -f "$SOCKDIR/qmp$i.in" "$SOCKDIR/qmp$i.out"
+		mkfifo "$SOCKDIR/qmp$i.in" "$SOCKDIR/qmp$i.out"
+		mon=(-chardev "pipe,id=qmp,path=$SOCKDIR/qmp$i" -mon chardev=qmp,mode=control)
 	fi
 	qemu=(qemu-system-x86_64
 		-accel tcg -cpu "$CPU" -machine pc
@@ -667,7 +663,8 @@ vm_start() {
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 		-virtfs "local,path=$dir,mount_tag=stlout,security_model=none,multidevs=remap"
 		-netdev "$net"
-		-device "virtio-net-pci,netdev=n0,mac=52:54:00:5e:00:0$((i + 1)),speed=10000,duplex=full,romfile=$nic"
+		-device "virtio-net-pci,id=nic0,netdev=n0,mac=52:54:00:5e:00:0$((i + 1)),speed=10000,duplex=full,romfile="
+		"${mon[@]}"
 		-pidfile "$dir/qemu.pid"
 	)
 	printf '%q ' "${qemu[@]}" >"$dir/qemu.cmd"
@@ -683,6 +680,36 @@ vm_start() {
 		fi
 		echo "${PIPESTATUS[0]}" >"$dir/qemu.status"
 	) &
+}
+
+# Two VMs: append to vmN/qemu-net.log, for each running VM, what its QEMU
+# holds of the link: the netdev and NIC (info network) and both virtqueues
+# of the NIC (0 receive, 1 transmit) as QEMU sees them, with the guest's own
+# avail index.  Asked for by a guest (a file net-dump in its output, whose
+# text says why) when the link looks dead: it tells a guest that stopped
+# giving buffers or kicking from a QEMU that stopped taking them.
+qmp_net_dump() {
+	local why=$1 i q dev=/machine/peripheral/nic0/virtio-backend
+	for ((i = 0; i < NVMS; i++)); do
+		vm_running "$i" || continue
+		{
+			echo "=== $(date +%T) vm$i, asked for by $why"
+			{
+				echo '{"execute":"qmp_capabilities"}'
+				echo '{"execute":"human-monitor-command","arguments":{"command-line":"info network"}}'
+				for q in 0 1; do
+					printf '{"execute":"x-query-virtio-queue-status","arguments":{"path":"%s","queue":%d}}\n' "$dev" "$q"
+					printf '{"execute":"x-query-virtio-queue-element","arguments":{"path":"%s","queue":%d}}\n' "$dev" "$q"
+				done
+			} | timeout 2 tee "$SOCKDIR/qmp$i.in" >/dev/null
+			timeout 2 cat "$SOCKDIR/qmp$i.out"
+			echo
+		} >>"$OUTDIR/vm$i/qemu-net.log" 2>&1 || true
+	done
+	if command -v ss >/dev/null; then
+		echo "=== $(date +%T) the socket between the QEMUs (ss -x)"
+		ss -xp 2>&1 | grep -F "$SOCK" || echo "(no socket $SOCK)"
+	fi >>"$OUTDIR/vm0/qemu-net.log" 2>&1 || true
 }
 
 # Judge VM $1 after it stopped: sets REASON (empty when fine), CODE and
@@ -840,16 +867,36 @@ host_main() {
 	fi
 	INITRAMFS=$(build_initramfs)
 	INSMOD=$(insmod_plan)
-	SMP=1
+	# Two VMs: one vCPU each, but room for two (maxcpus).  With a single
+	# possible vCPU, QEMU 7.2's TCG drops the guest's memory barriers
+	# (a translation is "parallel" only when max_cpus > 1; QEMU 8.1 always
+	# emits them), yet QEMU's main loop reads the virtio rings at the same
+	# time: the guest's "publish the avail index, then read avail_event"
+	# and QEMU's "write avail_event, then re-read the index" can both read
+	# the old value, and a kick is lost for good.  Seen as the link between
+	# the two VMs dying under load: a transmit queue the guest filled that
+	# QEMU never looked at again (NETDEV WATCHDOG in the guest; QMP showed
+	# the guest's avail index 238 entries past QEMU's last).
+	SMP=1,maxcpus=2
 	if ((NVMS == 1)); then
 		SMP=2
 	fi
+	SMP=${STL_VM_SMP:-$SMP}
 	# Console: kernel warnings (level 4) and worse, with timestamps.  No
 	# panic on oops: the host scans the log.  panic=-1 and -no-reboot make
 	# QEMU exit at once on a panic.
 	CMDLINE="console=ttyS0 loglevel=5 printk.time=1 panic=-1 cryptomgr.notests acpi=noirq"
 	if [[ -n $MODBASE ]]; then
 		CMDLINE+=" log_buf_len=4M kasan_multi_shot"
+	fi
+	if [[ $SMP == 1,* ]]; then
+		# One vCPU that the kernel counts as two possible ones: it
+		# would take the TSC for unsynchronized (a non-Intel CPU
+		# without constant_tsc) and keep time with the emulated HPET,
+		# slow enough under load that perftest's clock calibration
+		# fails (its bandwidth reads 0.00).  One online vCPU has
+		# nothing to be out of sync with.
+		CMDLINE+=" tsc=reliable"
 	fi
 	CMDLINE+=" stl_9p_cache=${STL_VM_9P_CACHE:-loose} ${STL_VM_APPEND:-}"
 
@@ -872,7 +919,8 @@ host_main() {
 		dir=$OUTDIR/vm$i
 		mkdir -p "$dir"
 		rm -f "$dir"/{console.log,script.log,rc,rc.tmp,dmesg.log,boot_s,boot-steps} \
-			"$dir"/{job.env,setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host,boot-hung}
+			"$dir"/{job.env,setup-error,qemu.pid,qemu.status,qemu.cmd,stopped-by-host,boot-hung} \
+			"$dir"/{net-dump,net-dump.taken,qemu-net.log}
 		{
 			echo "# Stellar VM job, read by the guest side of scripts/vm.sh"
 			printf 'STL_VM_INDEX=%d\n' "$i"
@@ -929,6 +977,14 @@ host_main() {
 				fi
 			done
 			((running > 0)) || break
+			if ((NVMS > 1)); then
+				for ((i = 0; i < NVMS; i++)); do
+					dir=$OUTDIR/vm$i
+					[[ -e $dir/net-dump ]] || continue
+					mv -f "$dir/net-dump" "$dir/net-dump.taken"
+					qmp_net_dump "vm$i: $(head -c 200 "$dir/net-dump.taken")"
+				done
+			fi
 			if [[ -n $first_fail_t ]]; then
 				now=$(date +%s)
 				if ((now - first_fail_t >= PEER_GRACE)); then

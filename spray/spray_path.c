@@ -261,11 +261,11 @@ static const char *const spray_state_names[] = {
  * @max_send_wr: QP 0's send queue depth (the depth of @fifo)
  * @fixlock: guards @fix (taken inside @dlock, and inside the virtual CQ's
  *	lock, with interrupts off)
- * @fix: signaled tails on QP 0, oldest first: their completion reports
- *	the whole request's byte count; and the signaled requests posted
- *	whole, so that one with the same wr_id is not taken for a tail
- *	(@fix_mask + 1 entries: four times QP 0's send queue, for
- *	completions the application has not polled yet)
+ * @fix: the signaled requests on QP 0, oldest first (struct spray_fix):
+ *	a tail's completion reports the whole request's byte count, a
+ *	request posted whole keeps its own (@fix_mask + 1 entries: four times
+ *	QP 0's send queue, for completions the application has not polled
+ *	yet)
  * @fix_mask: entries of @fix, minus 1
  * @fix_head: oldest entry of @fix
  * @fix_tail: next free entry of @fix
@@ -341,10 +341,10 @@ struct spray_qp {
 };
 
 /**
- * struct spray_fix - a signaled request posted on QP 0 with the data path
- *	on, in post order: its completion is found by its place in the ring
- *	(QP 0 completes in post order), not by its wr_id alone, which an
- *	application may give to every request
+ * struct spray_fix - a signaled request posted on QP 0 (from the data
+ *	path's memory on: the first RTR), in post order: its completion is
+ *	found by its place in the ring (QP 0 completes in post order), not by
+ *	its wr_id alone, which an application may give to every request
  * @wr_id: the application's wr_id
  * @len: for a tail, the request's bytes, to report in its completion; 0
  *	for a request posted whole (its completion is left as it is)

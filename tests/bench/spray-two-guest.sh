@@ -145,20 +145,27 @@ failover() {
 		-s 1048576 -D "$FSECS" -u 20 "$STL_PEER_IP" >"$STL_OUT/spray-failover.client" 2>&1 &
 	local pid=$!
 	echo "# t_s path1_bytes path2_bytes path3_bytes (sender, cumulative)" >"$tl"
-	local t0
-	t0=$(date +%s.%N)
+	# The sampling loop starts no process (a fork takes a good part of a
+	# second in a guest busy with RDMA): bash's clock, a read of debugfs
+	# spray_qps (the paths' counters without netlink, which takes seconds
+	# there) and a read with a timeout on a fifo nobody writes for a sleep.
+	local t0=${EPOCHREALTIME/./} us l sfd fifo=/tmp/spray-failover.sleep
+	local re='path1_bytes ([0-9]+) .*path2_bytes ([0-9]+) .*path3_bytes ([0-9]+)'
+	rm -f "$fifo"
+	mkfifo "$fifo" && exec {sfd}<>"$fifo" || { echo "bench: no fifo $fifo" >&2; return 1; }
 	while kill -0 "$pid" 2>/dev/null; do
-		t=$(echo "$(date +%s.%N) - $t0" | bc)
-		# debugfs spray_qps: the paths' counters without netlink (rdma
-		# res takes seconds in a busy guest).
-		line=$(grep -m 1 '^stellar0 .* spray up ' /sys/kernel/debug/stellar/spray_qps)
-		if [[ -n $line ]]; then
-			b1=$(spray_attr "$line" path1_bytes)
-			b2=$(spray_attr "$line" path2_bytes)
-			b3=$(spray_attr "$line" path3_bytes)
-			echo "$t ${b1:-0} ${b2:-0} ${b3:-0}" >>"$tl"
-			if [[ -z $c && $(echo "$t >= $FSECS / 3" | bc) == 1 ]]; then
-				sp=$(spray_attr "$(spray_qps stellar0 | grep ' spray up ' | head -n 1)" path1_sport)
+		us=$((${EPOCHREALTIME/./} - t0))
+		printf -v t '%d.%06d' $((us / 1000000)) $((us % 1000000))
+		line=""
+		while IFS= read -r l; do
+			[[ $l == "stellar0 "*" spray up "* ]] && { line=$l; break; }
+		done </sys/kernel/debug/stellar/spray_qps
+		if [[ $line =~ $re ]]; then
+			b1=${BASH_REMATCH[1]} b2=${BASH_REMATCH[2]} b3=${BASH_REMATCH[3]}
+			echo "$t $b1 $b2 $b3" >>"$tl"
+			if [[ -z $c ]] && ((us >= FSECS * 1000000 / 3)); then
+				sp=$(spray_attr "$line" path1_sport)
+				[[ -n $sp ]] || sp=$(spray_attr "$(spray_qps stellar0 | grep ' spray up ' | head -n 1)" path1_sport)
 				c=$((sp & 3))
 				tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
 					match ip protocol 17 0xff match ip dport 4791 0xffff \
@@ -169,8 +176,10 @@ failover() {
 				BT=${t%%.*}
 			fi
 		fi
-		sleep 0.2
+		read -r -t 0.2 -u "$sfd" l
 	done
+	exec {sfd}<&-
+	rm -f "$fifo"
 	wait "$pid"
 	echo "bench: failover: ib_write_bw exited $? ($(grep -c . "$STL_OUT/spray-failover.client") lines)" >&2
 	BW=$(awk '/#bytes/ { getline; print $4; exit }' "$STL_OUT/spray-failover.client")

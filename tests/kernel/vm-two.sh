@@ -26,10 +26,17 @@ BARRIER_WAIT=240	# s one VM waits for the other at a barrier
 STEP=0
 
 # Where the link between the VMs stands, for a failing step's log: eth0's
-# counters and one ping of the peer.
+# counters and one ping of the peer.  When the ping fails, the host is asked
+# for what both QEMUs hold of the link (vmN/qemu-net.log, scripts/vm.sh).
 net_state() {
+	local p
 	ip -s link show dev eth0 | sed 's/^/    /'
-	busybox ping -c 2 -W 1 "$STL_PEER_IP" 2>&1 | tail -n 2 | sed 's/^/    ping: /'
+	p=$(busybox ping -c 2 -W 1 "$STL_PEER_IP" 2>&1 | tail -n 2)
+	sed 's/^/    ping: /' <<<"$p"
+	if [[ $p == *" 0 packets received"* ]]; then
+		echo "step $STEP, ping of $STL_PEER_IP failed" >"$STL_OUT/net-dump"
+		echo "    the QEMUs' view of the link: qemu-net.log"
+	fi
 }
 
 # Both VMs meet here before each scenario, so a scenario that failed

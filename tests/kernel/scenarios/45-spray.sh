@@ -284,6 +284,18 @@ s_spray_hostile_messages() {
 	[[ -z $WHY ]]
 }
 
+# Up to 10 s for stellar0's and stellar1's QPs to be up with every path
+# checked; their rdma res lines in a and b (the caller's locals).
+spray_wait_pair_up() {
+	local i
+	for ((i = 0; i < 20; i++)); do
+		a=$(spray_qps stellar0)
+		b=$(spray_qps stellar1)
+		[[ "$a$b" != *probing* && $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] && return
+		sleep 0.5
+	done
+}
+
 # A path marked failed (debugfs spray_fail_path, as a check that got no
 # answer would) is repaired: both sides give it new QPs, connected to each
 # other, and it is up again with a recovery on both devices; the other
@@ -291,12 +303,7 @@ s_spray_hostile_messages() {
 spray_check_repair() {
 	local a b f=/sys/kernel/debug/stellar/spray_fail_path q0 i bad want err
 	local a1 a3 b1 b3 p2 b2 r0 r1 c0 c1
-	for ((i = 0; i < 20; i++)); do
-		a=$(spray_qps stellar0)
-		b=$(spray_qps stellar1)
-		[[ "$a$b" != *probing* && $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] && break
-		sleep 0.5
-	done
+	spray_wait_pair_up
 	echo "stellar0: $a"
 	echo "stellar1: $b"
 	[[ $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] ||
@@ -364,12 +371,7 @@ s_spray_repair() {
 spray_check_crossed_repairs() {
 	local a b f=/sys/kernel/debug/stellar/spray_fail_path
 	local lose=/sys/kernel/debug/stellar/spray_lose_msgs q0 i p a3 b3
-	for ((i = 0; i < 20; i++)); do
-		a=$(spray_qps stellar0)
-		b=$(spray_qps stellar1)
-		[[ "$a$b" != *probing* && $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] && break
-		sleep 0.5
-	done
+	spray_wait_pair_up
 	[[ $(spray_attr "$a" spray) == up && $(spray_attr "$b" spray) == up ]] ||
 		{ why "the QPs are not up before the test"; return 1; }
 	q0=$(spray_attr "$a" lqpn)
