@@ -640,19 +640,41 @@ static void spray_bl_push(struct spray_qp *sq, u32 idx)
 }
 
 /*
+ * A chunk taken back from a failed path goes ahead of every chunk waiting:
+ * its request is older than theirs, and completions come in post order, so
+ * the application waits on it.  Behind the chunks of the requests posted
+ * since (up to the whole send queue, seconds of traffic), it would stall
+ * the QP that long.  Each chunk slot is in @bl at most once, so there is
+ * room.  sq->dlock held.
+ */
+static void spray_bl_push_front(struct spray_qp *sq, u32 idx)
+{
+	sq->bl[--sq->bl_head & sq->bl_mask] = idx;
+}
+
+/*
  * Path @i failed (a chunk's error, a post refused, a stall, its repair):
- * down in the scheduler, its chunks in flight wait for another path.  Its
- * late completions are stale.  sq->dlock held.
+ * down in the scheduler, its chunks in flight go first to the other paths,
+ * the oldest request's first.  Its late completions are stale.  sq->dlock
+ * held.
  */
 static void spray_path_failed(struct spray_qp *sq, u32 i)
 {
-	u32 out[64], n, k;
+	u32 out[64], n, k, j, x;
 
 	do {
 		n = spray_fail_path(&sq->sched, &sq->chunks, i, out,
 				    ARRAY_SIZE(out));
-		for (k = 0; k < n; k++)
-			spray_bl_push(sq, out[k]);
+		/* Oldest request first (a path holds at most 62 chunks). */
+		for (k = 1; k < n; k++) {
+			x = out[k];
+			for (j = k; j && (s32)(sq->chunks.c[out[j - 1]].seq -
+					       sq->chunks.c[x].seq) > 0; j--)
+				out[j] = out[j - 1];
+			out[j] = x;
+		}
+		for (k = n; k--;)
+			spray_bl_push_front(sq, out[k]);
 		if (sq->don)
 			stl_count(sq->sdev, STL_CNT_SPRAY_REPOSTS, n);
 	} while (n == ARRAY_SIZE(out));
@@ -1055,9 +1077,9 @@ static void spray_chunk_done(struct spray_qp *sq, const struct ib_wc *wc)
 	ibdev_dbg(&sq->sdev->ibdev, "QP %u path %u: chunk failed: %s\n",
 		  sq->qpn, i, ib_wc_status_msg(wc->status));
 	c->state = SPRAY_CHUNK_READY;
-	spray_bl_push(sq, idx);
-	stl_count(sq->sdev, STL_CNT_SPRAY_REPOSTS, 1);
 	spray_path_failed(sq, i);
+	spray_bl_push_front(sq, idx);
+	stl_count(sq->sdev, STL_CNT_SPRAY_REPOSTS, 1);
 	if (wc->status != IB_WC_WR_FLUSH_ERR &&
 	    atomic_read(&sq->probe_last[i]) != SPRAY_PROBE_REPAIR)
 		atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);

@@ -55,6 +55,8 @@ static void spray_path_forget(struct spray_sched *s, struct spray_path *p)
 	p->lat_ns = 0;
 	p->excess_ns = 0;
 	p->excess_floor_ns = 0;
+	p->base_ns = 0;
+	p->based = false;
 	p->tune_samples = 0;
 	p->credit = s->credit_init;
 }
@@ -311,6 +313,9 @@ static void spray_sample(struct spray_path *p, const struct spray_chunk *c,
 		return;
 	own = ((c->ahead + c->len) * p->ns_per_mib) >> 20;
 	excess = lat > own ? lat - own : 0;
+	excess = spray_min(excess, SPRAY_TIME_CEIL);
+	p->base_ns = p->based ? spray_min(p->base_ns, excess) : excess;
+	p->based = true;
 	if (!p->tune_samples) {
 		p->excess_ns = excess;
 		p->excess_floor_ns = excess;
@@ -466,8 +471,11 @@ u32 spray_stalled(struct spray_sched *s, u64 now_ns, u32 *mask_out)
  *    excess measurements (its rate is kept).
  *
  * Then every up path with a back-to-back rate gets credit = its rate times
- * the target latency (target_ns * 2^20 / ns_per_mib, its bandwidth-delay
- * product), clamped to [credit_min, credit_max].
+ * its round trip (the least excess since it came up) plus the target
+ * latency: (base_ns + target_ns) * 2^20 / ns_per_mib, its bandwidth-delay
+ * product and target_ns of queue, clamped to [credit_min, credit_max].
+ * Credit for the target latency alone would starve a path whose round trip
+ * is longer (a path of 5 MB/s and 50 ms carried 3.5 MB/s).
  *
  * Return: what became of the chunk size.
  */
@@ -524,7 +532,8 @@ enum spray_tune_result spray_tune(struct spray_sched *s, u64 now_ns)
 		}
 		if (p->state != SPRAY_PATH_UP || !p->rate_busy)
 			continue;
-		credit = div64_u64(s->target_ns << 20, p->ns_per_mib);
+		credit = div64_u64((s->target_ns + p->base_ns) << 20,
+				   p->ns_per_mib);
 		if (credit < s->credit_min)
 			credit = s->credit_min;
 		if (credit > s->credit_max)

@@ -75,6 +75,10 @@ enum spray_path_state {
  *	queueing elsewhere
  * @excess_floor_ns: least @excess_ns sample since the last chunk size
  *	change: the path's fixed cost per chunk
+ * @base_ns: least @excess_ns sample since the path came up: its round trip
+ *	with nothing queued, which its credit must cover on top of the target
+ *	latency (valid once @based)
+ * @based: @base_ns holds a sample
  * @tune_samples: samples of @excess_ns since the last chunk size change
  * @bytes: bytes completed successfully
  * @chunks: chunks completed successfully
@@ -96,6 +100,8 @@ struct spray_path {
 	u64 lat_ns;
 	u64 excess_ns;
 	u64 excess_floor_ns;
+	u64 base_ns;
+	bool based;
 	u32 tune_samples;
 	u64 bytes;
 	u64 chunks;
@@ -117,8 +123,8 @@ struct spray_path {
  * @credit_min: least credit spray_tune() gives (two chunks or more keeps a
  *	path's rate measurable)
  * @credit_max: most credit spray_tune() gives
- * @target_ns: the latency a path's credit should cover: credit becomes
- *	rate times @target_ns (at least the path's round trip)
+ * @target_ns: the queueing a path's credit allows beyond its round trip:
+ *	credit becomes rate times (round trip + @target_ns)
  * @stall_ns: a busy path without a completion for longer has stalled
  * @tune_ns: least time between two adjustments by spray_tune(), 0 for none
  */

@@ -513,8 +513,9 @@ static void tune_grows_when_fixed_cost_dominates(void)
 			CHECK(r == SPRAY_TUNE_KEPT || i < 4);
 	}
 	CHECK(s.chunk == K64 && s.grows == 4);
-	/* Credit: 100 us at 1 B/ns, within bounds. */
-	CHECK(s.path[0].credit == 100000);
+	/* Credit: the 50 us round trip and 100 us of target at 1 B/ns. */
+	CHECK(s.path[0].base_ns == 50000);
+	CHECK(s.path[0].credit == 150000);
 	PASS();
 }
 
@@ -572,12 +573,13 @@ static void tune_clamps_credit_and_waits(void)
 	now = feed(0, 0, 3, 1, 100, 1000);
 	/* 100 GB/s: 10 MB in 100 us, cut to credit_max. */
 	now = feed(1, now, 3, 1, 100000, 1000);
-	/* 1 GB/s: 100 KB, under credit_min too; 2 GB/s: 200 KB. */
+	/* 1 GB/s: 100 KB, under credit_min too; 2 GB/s: 200 KB, and 2 KB
+	 * for the 1 us round trip. */
 	now = feed(2, now, 3, 1, 2000, 1000);
 	CHECK(spray_tune(&s, now) == SPRAY_TUNE_KEPT);
 	CHECK(s.path[0].credit == p.credit_min);
 	CHECK(s.path[1].credit == p.credit_max);
-	CHECK(s.path[2].credit >= 199000 && s.path[2].credit <= 201000);
+	CHECK(s.path[2].credit >= 201000 && s.path[2].credit <= 203000);
 	/* Within tune_ns of the last adjustment nothing changes. */
 	s.path[1].credit = 5;
 	CHECK(spray_tune(&s, now + p.tune_ns - 1) == SPRAY_TUNE_KEPT);
