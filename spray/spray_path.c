@@ -1095,7 +1095,7 @@ static void spray_chunk_done(struct spray_qp *sq, const struct ib_wc *wc)
 static void spray_cq_work(struct work_struct *work)
 {
 	struct spray_qp *sq = container_of(work, struct spray_qp, cq_work);
-	struct ib_wc wc[16];
+	struct ib_wc wc[8];
 	int n = 0, k, done = 0;
 
 	spin_lock_bh(&sq->dlock);

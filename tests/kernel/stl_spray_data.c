@@ -319,20 +319,21 @@ int main(int argc, char **argv)
 {
 	struct dev a = { 0 }, b = { 0 };
 	long long up_a, up_b;
-	const char *ready = NULL;
+	const char *ready = NULL, *hold = NULL;
 	double secs = 0, end, deadline;
 	unsigned int round = 0;
 	int opt, gid_index = 1;
 
-	while ((opt = getopt(argc, argv, "a:b:g:s:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:g:s:r:H:")) != -1) {
 		switch (opt) {
 		case 'a': a.name = optarg; break;
 		case 'b': b.name = optarg; break;
 		case 'g': gid_index = atoi(optarg); break;
 		case 's': secs = atof(optarg); break;
 		case 'r': ready = optarg; break;
+		case 'H': hold = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE]\n",
+			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE] [-H HOLD_FILE]\n",
 				argv[0]);
 			return 2;
 		}
@@ -366,6 +367,13 @@ int main(int argc, char **argv)
 			close(open(ready, O_CREAT | O_WRONLY, 0644));
 		round++;
 	} while (now_s() < end);
+	/*
+	 * Keep the QPs (and their counters) until the caller has read what it
+	 * wants, however slow that is: it creates HOLD_FILE then.
+	 */
+	deadline = now_s() + 120;
+	while (hold && access(hold, F_OK) && now_s() < deadline)
+		usleep(50000);
 	printf("SPRAYDATA ok: %u rounds of WRITEs (%zu requests + immediate) and READs, bytes and completion order checked\n",
 	       round, NREQ);
 	return 0;

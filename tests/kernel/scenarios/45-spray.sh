@@ -412,11 +412,12 @@ s_spray_crossed_repairs() {
 
 # stl_spray_data between stellar0 and stellar1 for $1 s (log $2); its
 # pid in SPRAY_PID, its QP 0 in SPRAY_QPN once it printed "paths up".
+# After its last round it keeps its QPs until spray_data_wait.
 spray_data_start() {
 	local i
-	rm -f "$STL_LOGDIR/spray-data.ready"
+	rm -f "$STL_LOGDIR/spray-data.ready" "$STL_LOGDIR/spray-data.release"
 	build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" -s "$1" \
-		-r "$STL_LOGDIR/spray-data.ready" >"$2" 2>&1 &
+		-r "$STL_LOGDIR/spray-data.ready" -H "$STL_LOGDIR/spray-data.release" >"$2" 2>&1 &
 	SPRAY_PID=$!
 	bg_track "$SPRAY_PID"
 	for ((i = 0; i < 120; i++)); do
@@ -431,6 +432,7 @@ spray_data_start() {
 
 spray_data_wait() {
 	local rc=0
+	touch "$STL_LOGDIR/spray-data.release"
 	wait "$SPRAY_PID" || rc=$?
 	cat "$1"
 	((rc == 0)) || why "stl_spray_data exited $rc"
