@@ -257,6 +257,9 @@ static const char *const spray_state_names[] = {
  * @bl_head: first entry of @bl
  * @bl_tail: next free entry of @bl
  * @kinds: work requests in @fifo of each enum spray_kind
+ * @q0_bytes: bytes the data path posted on QP 0 (tails, and requests
+ *	posted whole): with the paths' bytes, where the bytes went
+ * @cut_bytes: bytes of the work requests cut (chunks and tails)
  * @dkmem: bytes of the data path, charged to the device's kmem_quota
  * @max_send_wr: QP 0's send queue depth (the depth of @fifo)
  * @fixlock: guards @fix (taken inside @dlock, and inside the virtual CQ's
@@ -328,6 +331,8 @@ struct spray_qp {
 	u32 bl_head;
 	u32 bl_tail;
 	u32 kinds[3];
+	u64 q0_bytes;
+	u64 cut_bytes;
 	u64 dkmem;
 	u32 max_send_wr;
 	spinlock_t fixlock;
@@ -758,8 +763,10 @@ static int spray_post_head(struct spray_qp *sq)
 		stl_count(sq->sdev, STL_CNT_SPRAY_WHOLE, 1);
 	}
 	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
-	if (!ret)
+	if (!ret) {
 		spray_fix_add(sq, wr, tailed ? f->len : 0);
+		sq->q0_bytes += tailed ? f->tail : f->len;
+	}
 	return ret;
 }
 
@@ -957,8 +964,10 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 	/* Nothing waits and nothing to cut: straight to QP 0. */
 	if (!cut && sq->order.head == sq->order.tail) {
 		ret = ib_post_send(sqp->pqp, wr, NULL);
-		if (!ret)
+		if (!ret) {
 			spray_fix_add(sq, wr, 0);
+			sq->q0_bytes += len;
+		}
 		goto out;
 	}
 	if (spray_order_count(&sq->order) > sq->order.mask) {
@@ -1012,6 +1021,7 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 		spray_order_chunk_done(&sq->order, seq, 0);
 	} else {
 		stl_count(sq->sdev, STL_CNT_SPRAY_WRS, 1);
+		sq->cut_bytes += len;
 		while (k--)
 			spray_bl_push(sq, idx[k]);
 	}
@@ -2221,6 +2231,8 @@ static int spray_qps_show(struct seq_file *f, void *unused)
 	struct spray_path *pc;
 	struct spray_qp *sq;
 	unsigned int bkt, i, n;
+	u64 q0, cut;
+	u32 chunk;
 	bool don;
 
 	pc = kmalloc_array(SPRAY_MAX_PATHS, sizeof(*pc), GFP_KERNEL);
@@ -2232,16 +2244,29 @@ static int spray_qps_show(struct seq_file *f, void *unused)
 		don = sq->don;
 		n = don ? sq->sched.n_paths : 0;
 		memcpy(pc, sq->sched.path, SPRAY_MAX_PATHS * sizeof(*pc));
+		chunk = sq->sched.chunk;
+		q0 = sq->q0_bytes;
+		cut = sq->cut_bytes;
 		spin_unlock(&sq->dlock);
-		seq_printf(f, "%s lqpn %u spray %s spray_paths %u spray_data %s",
+		seq_printf(f, "%s lqpn %u spray %s spray_paths %u spray_data %s chunk %u path0_bytes %llu cut_bytes %llu",
 			   dev_name(&sq->sdev->ibdev.dev), sq->qpn,
 			   spray_state_names[READ_ONCE(sq->state)],
-			   READ_ONCE(sq->n), don ? "on" : "off");
-		for (i = 1; i < n; i++)
+			   READ_ONCE(sq->n), don ? "on" : "off",
+			   don ? chunk : 0, q0, cut);
+		for (i = 1; i < n; i++) {
 			seq_printf(f, " path%u_bytes %llu path%u_chunks %llu path%u_reposts %llu path%u_data %s",
 				   i, pc[i].bytes, i, pc[i].chunks, i,
 				   pc[i].reposts, i,
 				   pc[i].state == SPRAY_PATH_UP ? "up" : "down");
+			/* What the scheduler measured and allows (rate KB/s). */
+			seq_printf(f, " path%u_rate_kbs %llu path%u_credit %llu path%u_out %llu path%u_base_us %llu path%u_lat_us %llu path%u_errors %llu path%u_stalls %llu",
+				   i, pc[i].ns_per_mib ?
+				   div64_u64(1000000ULL << 20, pc[i].ns_per_mib) : 0,
+				   i, pc[i].credit, i, pc[i].out_bytes,
+				   i, div_u64(pc[i].base_ns, NSEC_PER_USEC),
+				   i, div_u64(pc[i].lat_ns, NSEC_PER_USEC),
+				   i, pc[i].errors, i, pc[i].stalls);
+		}
 		seq_putc(f, '\n');
 	}
 	spin_unlock_bh(&spray_qps_lock);

@@ -78,8 +78,14 @@ one() {
 		return 0
 	fi
 	for i in 0 1 2 3; do before[i]=$(class_bytes "$i"); done
-	local r0
+	local r0 snap=""
 	r0=$(stat_counter rxe0 completer_retry_err)
+	# What the scheduler measured, two thirds into a Stellar run.
+	if [[ $dev == stellar* ]]; then
+		(sleep $((SECS * 2 / 3 + 2)); grep ' spray up ' /sys/kernel/debug/stellar/spray_qps) \
+			>"$STL_OUT/spray-qps.$PORT" 2>/dev/null &
+		snap=$!
+	fi
 	for i in $(seq 20); do
 		out=$(timeout $((SECS + 120)) ib_write_bw -d "$dev" -x "$STL_GIDX" -F \
 			-p "$PORT" -s 1048576 -D "$SECS" -u 20 "$@" "$STL_PEER_IP" 2>&1) && break
@@ -99,12 +105,18 @@ one() {
 	done
 	USED=${used:-none}
 	echo "bench: $label: ${BW:-?} MB/s, bytes per class: ${d[*]}, rxe0 completer_retry_err $r0 -> $(stat_counter rxe0 completer_retry_err)" >&2
+	if [[ -n $snap ]]; then
+		wait "$snap"
+		sed 's/^/bench: scheduler: /' "$STL_OUT/spray-qps.$PORT" >&2
+	fi
 }
 
 # Paths of new stellar0 QPs on this side.
 echo 4 >/sys/class/infiniband/stellar0/spray_paths
 
-for rates in "40 40 40 40" "40 40 20 10"; do
+# STL_BENCH_SPRAY_RATES: the class rate sets, comma-separated.
+IFS=, read -r -a RATESETS <<<"${STL_BENCH_SPRAY_RATES:-40 40 40 40,40 40 20 10}"
+for rates in "${RATESETS[@]}"; do
 	# shellcheck disable=SC2086 # four numbers
 	if [[ $ROLE == client ]]; then
 		shape $rates || { echo "bench: tc setup failed"; exit 1; }
@@ -196,8 +208,9 @@ failover() {
 		gnuplot "$STL_OUT/spray-failover.gp" && echo "bench: failover chart: spray-failover.png" >&2
 	fi
 }
-failover
-if [[ $ROLE == client ]]; then
+# STL_BENCH_SPRAY_FAILOVER_SECS=0 leaves the failover run out.
+((FSECS > 0)) && failover
+if [[ $ROLE == client ]] && ((FSECS > 0)); then
 	printf "\n-- failover: 4 classes of 40 Mbit/s, %d s, path 1's class blackholed at %s s\n" "$FSECS" "$BT"
 	printf "%-26s %10s %14s\n" "sender" "MB/s" "vs 3 x 1 QP"
 	printf "%-26s %10s %14.2f\n" "stellar0, 1 QP, 4 paths" "${BW:-?}" \
