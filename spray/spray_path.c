@@ -105,6 +105,14 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 #define SPRAY_PATH_CHUNKS	(SPRAY_PATH_WR - 2)
 /* Most chunks a work request is cut into, its tail on QP 0 apart. */
 #define SPRAY_WR_CHUNKS		16
+/*
+ * Requests are cut when they are about to go, not when posted: while fewer
+ * chunks than this wait for a path.  So the chunk size and QP 0's share
+ * they are cut with are those of now, not of a second ago.
+ */
+#define SPRAY_CUT_AHEAD		(2 * SPRAY_WR_CHUNKS)
+/* QP 0's progress is known while its signaled completions came this late. */
+#define SPRAY_Q0_KNOWN_NS	(200 * NSEC_PER_MSEC)
 /* Most SGEs of a work request that is cut into chunks. */
 #define SPRAY_SGE_MAX		4
 /* Work requests on their way to QP 0, at most; chunk slots, at most. */
@@ -257,8 +265,14 @@ static const char *const spray_state_names[] = {
  * @bl_head: first entry of @bl
  * @bl_tail: next free entry of @bl
  * @kinds: work requests in @fifo of each enum spray_kind
+ * @cut_next: the oldest request in @fifo that may wait to be cut
  * @q0_bytes: bytes the data path posted on QP 0 (tails, and requests
  *	posted whole): with the paths' bytes, where the bytes went
+ * @q0_last: bytes of the last tail or request posted on QP 0
+ * @q0_done: @q0_bytes up to the last signaled request of QP 0 whose
+ *	completion was polled (written under @fixlock): QP 0 has done that
+ * @q0_seen: @fix_head at the last look (spray_cq_work())
+ * @q0_seen_ns: when @fix_head was last seen to move
  * @cut_bytes: bytes of the work requests cut (chunks and tails)
  * @dkmem: bytes of the data path, charged to the device's kmem_quota
  * @max_send_wr: QP 0's send queue depth (the depth of @fifo)
@@ -331,7 +345,12 @@ struct spray_qp {
 	u32 bl_head;
 	u32 bl_tail;
 	u32 kinds[3];
+	u32 cut_next;
 	u64 q0_bytes;
+	u64 q0_last;
+	u64 q0_done;
+	u32 q0_seen;
+	u64 q0_seen_ns;
 	u64 cut_bytes;
 	u64 dkmem;
 	u32 max_send_wr;
@@ -353,10 +372,12 @@ struct spray_qp {
  * @wr_id: the application's wr_id
  * @len: for a tail, the request's bytes, to report in its completion; 0
  *	for a request posted whole (its completion is left as it is)
+ * @q0: the QP's @q0_bytes once it was posted
  */
 struct spray_fix {
 	u64 wr_id;
 	u64 len;
+	u64 q0;
 };
 
 /*
@@ -377,6 +398,7 @@ enum spray_kind {
  * @tail: bytes at its end that go on QP 0 once its chunks are done (@len
  *	when it was not cut)
  * @kind: enum spray_kind
+ * @uncut: to be cut, once few chunks wait (spray_cut_some())
  * @sge: its SGEs
  */
 struct spray_fwr {
@@ -384,6 +406,7 @@ struct spray_fwr {
 	u64 len;
 	u64 tail;
 	u8 kind;
+	bool uncut;
 	struct ib_sge sge[];
 };
 
@@ -731,6 +754,7 @@ static void spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
 	if (sq->fix_tail - sq->fix_head <= sq->fix_mask) {
 		sq->fix[sq->fix_tail & sq->fix_mask].wr_id = wr->wr_id;
 		sq->fix[sq->fix_tail & sq->fix_mask].len = len;
+		sq->fix[sq->fix_tail & sq->fix_mask].q0 = sq->q0_bytes;
 		sq->fix_tail++;
 	}
 	spin_unlock_irqrestore(&sq->fixlock, flags);
@@ -764,8 +788,9 @@ static int spray_post_head(struct spray_qp *sq)
 	}
 	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
 	if (!ret) {
+		sq->q0_last = tailed ? f->tail : f->len;
+		sq->q0_bytes += sq->q0_last;
 		spray_fix_add(sq, wr, tailed ? f->len : 0);
-		sq->q0_bytes += tailed ? f->tail : f->len;
 	}
 	return ret;
 }
@@ -792,6 +817,7 @@ void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc)
 		if (x->wr_id == wc->wr_id) {
 			if (x->len)
 				wc->byte_len = min_t(u64, x->len, U32_MAX);
+			WRITE_ONCE(sq->q0_done, x->q0);
 			sq->fix_head++;
 		}
 	}
@@ -799,12 +825,71 @@ void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc)
 }
 
 /*
- * Move what waits: chunks onto paths with credit, then the work requests
- * whose chunks are done onto QP 0, in post order.  sq->dlock held.
+ * Cut request @seq now: its tail is QP 0's share of it (spray_tail_len()),
+ * the rest goes in chunks of the current size, at most SPRAY_WR_CHUNKS,
+ * into the queue of chunks waiting.  Return: 0, or -ENOSPC when there are
+ * not chunk slots enough (it waits).  sq->dlock held.
  */
-static void spray_kick(struct spray_qp *sq)
+static int spray_cut(struct spray_qp *sq, u32 seq)
 {
-	struct spray_fwr *f;
+	struct spray_fwr *f = spray_fwr(sq, seq);
+	u32 k, cl, chunk = sq->sched.chunk, idx[SPRAY_WR_CHUNKS];
+	u64 tail, off;
+	int ret;
+
+	if (sq->chunks.size - sq->chunks.used < SPRAY_WR_CHUNKS)
+		return -ENOSPC;
+	tail = spray_tail_len(&sq->sched, f->len);
+	if (spray_chunk_count(chunk, f->len - tail) > SPRAY_WR_CHUNKS)
+		chunk = roundup_pow_of_two(DIV_ROUND_UP(f->len - tail,
+						       SPRAY_WR_CHUNKS - 1));
+	for (k = 0, off = 0; off < f->len - tail; k++, off += cl) {
+		cl = spray_chunk_len(chunk, f->len - tail - off);
+		ret = k < SPRAY_WR_CHUNKS ?
+		      spray_chunk_alloc(&sq->chunks, seq, off, cl) : -ENOSPC;
+		if (ret < 0) {
+			while (k--)
+				spray_chunk_free(&sq->chunks, idx[k]);
+			return -ENOSPC;
+		}
+		idx[k] = ret;
+	}
+	f->tail = tail;
+	f->uncut = false;
+	spray_order_set_chunks(&sq->order, seq, k);
+	stl_count(sq->sdev, STL_CNT_SPRAY_WRS, 1);
+	sq->cut_bytes += f->len;
+	while (k--)
+		spray_bl_push(sq, idx[k]);
+	return 0;
+}
+
+/*
+ * Cut the requests waiting, oldest first, while fewer than SPRAY_CUT_AHEAD
+ * chunks wait for a path.  Return: whether it cut any.  sq->dlock held.
+ */
+static bool spray_cut_some(struct spray_qp *sq)
+{
+	bool any = false;
+
+	/* Requests before the head are gone (done, or never to be cut). */
+	if ((s32)(sq->cut_next - sq->order.head) < 0)
+		sq->cut_next = sq->order.head;
+	while (sq->don && sq->cut_next != sq->order.tail &&
+	       sq->bl_tail - sq->bl_head < SPRAY_CUT_AHEAD) {
+		if (spray_fwr(sq, sq->cut_next)->uncut) {
+			if (spray_cut(sq, sq->cut_next))
+				break;
+			any = true;
+		}
+		sq->cut_next++;
+	}
+	return any;
+}
+
+/* Chunks waiting onto paths with credit, oldest first.  sq->dlock held. */
+static void spray_post_waiting(struct spray_qp *sq)
+{
 	int i, ret;
 	u32 idx;
 
@@ -834,6 +919,24 @@ static void spray_kick(struct spray_qp *sq)
 				atomic_set(&sq->probe_last[i], SPRAY_PROBE_FAILED);
 		}
 	}
+}
+
+/*
+ * Move what waits: requests cut as the chunks waiting run short, chunks
+ * onto paths with credit, then the work requests whose chunks are done
+ * onto QP 0, in post order.  sq->dlock held.
+ */
+static void spray_kick(struct spray_qp *sq)
+{
+	struct spray_fwr *f;
+	bool cut;
+	int ret;
+
+	/* Until the paths are full, or nothing is left to cut. */
+	do {
+		cut = spray_cut_some(sq);
+		spray_post_waiting(sq);
+	} while (cut && sq->bl_head == sq->bl_tail);
 	while (sq->order.head != sq->order.done) {
 		f = spray_fwr(sq, sq->order.head);
 		ret = spray_post_head(sq);
@@ -874,6 +977,7 @@ static void spray_data_on(struct spray_qp *sq)
 		spray_path_down(&sq->sched, 0);
 		for (i = 1; i < sq->n; i++)
 			spray_path_up(&sq->sched, i);
+		sq->cut_next = sq->order.tail;
 		sq->don = true;
 	}
 	spin_unlock_bh(&sq->dlock);
@@ -886,7 +990,7 @@ static void spray_data_on(struct spray_qp *sq)
  */
 static void spray_data_off(struct spray_qp *sq)
 {
-	u32 i, idx;
+	u32 i, idx, seq;
 
 	spin_lock_bh(&sq->dlock);
 	if (sq->don) {
@@ -897,6 +1001,14 @@ static void spray_data_off(struct spray_qp *sq)
 			idx = sq->bl[sq->bl_head++ & sq->bl_mask];
 			spray_chunk_lost(sq, idx);
 		}
+		/* Requests not cut yet go whole. */
+		for (seq = sq->order.head; seq != sq->order.tail; seq++) {
+			if (spray_fwr(sq, seq)->uncut) {
+				spray_fwr(sq, seq)->uncut = false;
+				spray_order_chunk_done(&sq->order, seq, 0);
+			}
+		}
+		sq->cut_next = sq->order.tail;
 		spray_kick(sq);
 		/* What QP 0 could not take (it was reset): dropped. */
 		sq->order.head = sq->order.tail;
@@ -932,9 +1044,9 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 {
 	struct spray_qp *sq = sqp->spray;
 	const struct ib_send_wr *wr = &b->wr.send;
-	u64 len = stl_wr_bytes(wr), tail, off;
-	u32 seq, k = 0, chunk, cl, idx[SPRAY_WR_CHUNKS];
+	u64 len = stl_wr_bytes(wr);
 	enum spray_kind kind = spray_kind_of(wr);
+	u32 seq;
 	struct spray_fwr *f;
 	bool cut;
 	int ret = 0;
@@ -951,22 +1063,23 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 		goto out;
 	}
 	/*
-	 * Cut: a WRITE or READ of two chunks or more, not inline, not fenced,
-	 * with nothing of another kind waiting before it.
+	 * Cut (when its turn comes: spray_cut_some()): a WRITE or READ of
+	 * two chunks or more, not inline, not fenced, with nothing of another
+	 * kind waiting before it.
 	 */
-	chunk = sq->sched.chunk;
 	cut = kind != SPRAY_KIND_OTHER && !(wr->send_flags & IB_SEND_INLINE) &&
-	      wr->num_sge <= SPRAY_SGE_MAX && len >= 2 * (u64)chunk &&
+	      wr->num_sge <= SPRAY_SGE_MAX &&
+	      len >= 2 * (u64)sq->sched.chunk &&
 	      !sq->kinds[SPRAY_KIND_OTHER] &&
 	      !sq->kinds[kind == SPRAY_KIND_WRITE ? SPRAY_KIND_READ :
-			 SPRAY_KIND_WRITE] &&
-	      sq->chunks.size - sq->chunks.used >= SPRAY_WR_CHUNKS;
+			 SPRAY_KIND_WRITE];
 	/* Nothing waits and nothing to cut: straight to QP 0. */
 	if (!cut && sq->order.head == sq->order.tail) {
 		ret = ib_post_send(sqp->pqp, wr, NULL);
 		if (!ret) {
-			spray_fix_add(sq, wr, 0);
+			sq->q0_last = len;
 			sq->q0_bytes += len;
+			spray_fix_add(sq, wr, 0);
 		}
 		goto out;
 	}
@@ -990,41 +1103,12 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 	f->len = len;
 	f->tail = len;
 	f->kind = kind;
-	if (cut) {
-		/* QP 0 carries the tail: about its share of the bytes. */
-		tail = clamp_t(u64, rounddown(len / sq->sched.n_paths, 4096),
-			       4096, 4 * (u64)chunk);
-		if (spray_chunk_count(chunk, len - tail) > SPRAY_WR_CHUNKS)
-			chunk = roundup_pow_of_two(DIV_ROUND_UP(len - tail,
-							       SPRAY_WR_CHUNKS - 1));
-		for (k = 0, off = 0; off < len - tail; k++, off += cl) {
-			cl = spray_chunk_len(chunk, len - tail - off);
-			if (WARN_ON_ONCE(k >= SPRAY_WR_CHUNKS))
-				break;
-			ret = spray_chunk_alloc(&sq->chunks, seq, off, cl);
-			if (ret < 0)
-				break;
-			idx[k] = ret;
-		}
-		ret = 0;
-		if (off == len - tail) {
-			f->tail = tail;
-		} else {
-			while (k--)
-				spray_chunk_free(&sq->chunks, idx[k]);
-			k = 0;
-		}
-	}
-	spray_order_add(&sq->order, wr->wr_id, k ?: 1, false, &seq);
+	f->uncut = cut;
+	/* One pending chunk stands for the chunks it will be cut into. */
+	spray_order_add(&sq->order, wr->wr_id, 1, false, &seq);
 	sq->kinds[kind]++;
-	if (!k) {
+	if (!cut)
 		spray_order_chunk_done(&sq->order, seq, 0);
-	} else {
-		stl_count(sq->sdev, STL_CNT_SPRAY_WRS, 1);
-		sq->cut_bytes += len;
-		while (k--)
-			spray_bl_push(sq, idx[k]);
-	}
 	spray_kick(sq);
 out:
 	spin_unlock_bh(&sq->dlock);
@@ -1102,11 +1186,37 @@ static void spray_chunk_done(struct spray_qp *sq, const struct ib_wc *wc)
  * armed again.  Context: process (a work item: a parent may call its CQ
  * handler with its CQ lock held, and polling takes it).
  */
+/*
+ * QP 0's share of the requests cut from now on, from where work waits
+ * (spray_share_tune()): chunks left waiting after a kick (the paths are
+ * full), or more than two of QP 0's tails or requests not done, as its
+ * signaled completions tell.  Those say nothing when the application
+ * signals rarely or polls late: the share stays unless they moved within
+ * SPRAY_Q0_KNOWN_NS.  sq->dlock held.
+ */
+static void spray_q0_share(struct spray_qp *sq, u64 now)
+{
+	u32 seen = READ_ONCE(sq->fix_head);
+	bool q0_full;
+
+	if (seen != sq->q0_seen) {
+		sq->q0_seen = seen;
+		sq->q0_seen_ns = now;
+	}
+	/* Not known: the share stays. */
+	if (now - sq->q0_seen_ns >= SPRAY_Q0_KNOWN_NS)
+		return;
+	q0_full = sq->q0_bytes - READ_ONCE(sq->q0_done) >
+		  2 * max_t(u64, sq->q0_last, SZ_64K);
+	spray_share_tune(&sq->sched, now, sq->bl_head != sq->bl_tail, q0_full);
+}
+
 static void spray_cq_work(struct work_struct *work)
 {
 	struct spray_qp *sq = container_of(work, struct spray_qp, cq_work);
 	struct ib_wc wc[8];
 	int n = 0, k, done = 0;
+	u64 now;
 
 	spin_lock_bh(&sq->dlock);
 	while (done < SPRAY_CQ_BUDGET &&
@@ -1121,7 +1231,9 @@ static void spray_cq_work(struct work_struct *work)
 	}
 	if (sq->don) {
 		spray_kick(sq);
-		spray_tune(&sq->sched, spray_now());
+		now = spray_now();
+		spray_tune(&sq->sched, now);
+		spray_q0_share(sq, now);
 	}
 	spin_unlock_bh(&sq->dlock);
 	if (READ_ONCE(sq->cq_off))
@@ -2232,7 +2344,7 @@ static int spray_qps_show(struct seq_file *f, void *unused)
 	struct spray_qp *sq;
 	unsigned int bkt, i, n;
 	u64 q0, cut;
-	u32 chunk;
+	u32 chunk, share;
 	bool don;
 
 	pc = kmalloc_array(SPRAY_MAX_PATHS, sizeof(*pc), GFP_KERNEL);
@@ -2245,14 +2357,15 @@ static int spray_qps_show(struct seq_file *f, void *unused)
 		n = don ? sq->sched.n_paths : 0;
 		memcpy(pc, sq->sched.path, SPRAY_MAX_PATHS * sizeof(*pc));
 		chunk = sq->sched.chunk;
+		share = sq->sched.share;
 		q0 = sq->q0_bytes;
 		cut = sq->cut_bytes;
 		spin_unlock(&sq->dlock);
-		seq_printf(f, "%s lqpn %u spray %s spray_paths %u spray_data %s chunk %u path0_bytes %llu cut_bytes %llu",
+		seq_printf(f, "%s lqpn %u spray %s spray_paths %u spray_data %s chunk %u path0_share %u path0_bytes %llu cut_bytes %llu",
 			   dev_name(&sq->sdev->ibdev.dev), sq->qpn,
 			   spray_state_names[READ_ONCE(sq->state)],
 			   READ_ONCE(sq->n), don ? "on" : "off",
-			   don ? chunk : 0, q0, cut);
+			   don ? chunk : 0, don ? share : 0, q0, cut);
 		for (i = 1; i < n; i++) {
 			seq_printf(f, " path%u_bytes %llu path%u_chunks %llu path%u_reposts %llu path%u_data %s",
 				   i, pc[i].bytes, i, pc[i].chunks, i,

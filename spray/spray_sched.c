@@ -111,6 +111,13 @@ int spray_sched_init(struct spray_sched *s, u32 n_paths,
 	s->hold = 0;
 	s->grows = 0;
 	s->shrinks = 0;
+	s->share = SPRAY_SHARE_ONE / n_paths;
+	s->share_min = s->share / 4 ?: 1;
+	s->share_max = spray_min(3 * s->share, SPRAY_SHARE_ONE * 7 / 8);
+	if (s->share_max < s->share)
+		s->share_max = s->share;
+	s->last_share_ns = 0;
+	s->share_tuned = false;
 	for (i = 0; i < SPRAY_MAX_PATHS; i++) {
 		s->path[i] = (struct spray_path){
 			.state = i < n_paths ? SPRAY_PATH_UP : SPRAY_PATH_DOWN,
@@ -544,6 +551,66 @@ enum spray_tune_result spray_tune(struct spray_sched *s, u64 now_ns)
 }
 
 /**
+ * spray_share_tune() - move path 0's share of the work requests cut next
+ * @s: the scheduler
+ * @now_ns: now
+ * @paths_full: chunks wait for credit on the other paths
+ * @path0_full: work waits on path 0 (more than it should have in flight)
+ *
+ * Path 0 carries each cut request's tail itself, after the request's
+ * chunks; its completions are the application's, and the scheduler does
+ * not measure its rate.  What the caller sees is where work waits: on
+ * path 0, it should take less; else, when chunks wait for the other
+ * paths, they are the bottleneck and path 0 should take more; when
+ * neither, the application sets the pace and the share stays.  Requests
+ * are cut just before they go, so a change acts at once.  The share moves
+ * by SPRAY_SHARE_STEP at most once per @s->tune_ns, within
+ * [@s->share_min, @s->share_max]: it settles where neither side waits on
+ * the other, at path 0's part of the paths' rates whatever they are.
+ *
+ * Return: the share, in 1/SPRAY_SHARE_ONE.
+ */
+u32 spray_share_tune(struct spray_sched *s, u64 now_ns, bool paths_full,
+		     bool path0_full)
+{
+	if (s->share_tuned && now_ns >= s->last_share_ns &&
+	    now_ns - s->last_share_ns < s->tune_ns)
+		return s->share;
+	s->share_tuned = true;
+	s->last_share_ns = now_ns;
+	if (path0_full)
+		s->share = s->share >= s->share_min + SPRAY_SHARE_STEP ?
+			   s->share - SPRAY_SHARE_STEP : s->share_min;
+	else if (paths_full)
+		s->share = spray_min(s->share + SPRAY_SHARE_STEP,
+				     s->share_max);
+	return s->share;
+}
+
+/**
+ * spray_tail_len() - bytes of a cut work request that path 0 carries
+ * @s: the scheduler
+ * @len: the request's bytes
+ *
+ * @s->share of @len, rounded down to 4 KiB; at least 4 KiB (all of @len
+ * if less), and at most @len less one chunk where that leaves 4 KiB (the
+ * other paths always get some).
+ *
+ * Return: the tail's bytes.
+ */
+u64 spray_tail_len(const struct spray_sched *s, u64 len)
+{
+	u64 tail = ((len >> 12) * s->share / SPRAY_SHARE_ONE) << 12;
+	u64 most = len > s->chunk ? (len - s->chunk) & ~4095ULL : 0;
+
+	if (tail > most)
+		tail = most;
+	if (tail < 4096)
+		tail = 4096;
+	return spray_min(tail, len);
+}
+
+/**
  * spray_chunks_init() - start a table of chunk slots, all free
  * @t: the table
  * @slots: @size slots, owned by the caller
@@ -820,6 +887,29 @@ int spray_order_chunk_done(struct spray_order *o, u32 seq, int status)
 	w->pending--;
 	while (o->done != o->tail && !o->wr[o->done & o->mask].pending)
 		o->done++;
+	return 0;
+}
+
+/**
+ * spray_order_set_chunks() - the chunks a work request was cut into
+ * @o: the ring
+ * @seq: the work request's sequence number; added with one chunk pending
+ *	that stands for them, none done yet
+ * @n_chunks: its chunks, at least 1
+ *
+ * Return: 0; -EINVAL for a sequence number not in the ring, no chunks, or
+ * a work request without exactly its one chunk pending.
+ */
+int spray_order_set_chunks(struct spray_order *o, u32 seq, u32 n_chunks)
+{
+	struct spray_wr *w;
+
+	if (!spray_order_holds(o, seq) || !n_chunks)
+		return -EINVAL;
+	w = &o->wr[seq & o->mask];
+	if (w->pending != 1)
+		return -EINVAL;
+	w->pending = n_chunks;
 	return 0;
 }
 

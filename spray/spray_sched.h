@@ -44,6 +44,12 @@
 #define SPRAY_TUNE_HOLD		4
 /* Weight of a new sample in every moving average: 1/2^SPRAY_EWMA_SHIFT. */
 #define SPRAY_EWMA_SHIFT	3
+/*
+ * Path 0's share of a cut work request (its tail), in 1/SPRAY_SHARE_ONE:
+ * an even share at first, moved by SPRAY_SHARE_STEP per adjustment.
+ */
+#define SPRAY_SHARE_ONE		1024U
+#define SPRAY_SHARE_STEP	2U
 /* Most chunk slots a table may have (slot index and wr_id stay 31 bits). */
 #define SPRAY_CHUNKS_CEIL	(1U << 24)
 #define SPRAY_CHUNK_NONE	0xffffffffU
@@ -158,6 +164,12 @@ struct spray_params {
  * @hold: adjustments left before the chunk size may grow again
  * @grows: chunk size doublings so far
  * @shrinks: chunk size halvings so far
+ * @share: path 0's share of a cut work request's bytes (its tail, which
+ *	it carries itself, outside spray_pick()), in 1/SPRAY_SHARE_ONE
+ * @share_min: lower bound of @share (a quarter of an even share)
+ * @share_max: upper bound of @share (three even shares, under 7/8)
+ * @last_share_ns: when spray_share_tune() last adjusted @share
+ * @share_tuned: spray_share_tune() has adjusted at least once
  */
 struct spray_sched {
 	struct spray_path path[SPRAY_MAX_PATHS];
@@ -176,6 +188,11 @@ struct spray_sched {
 	u32 hold;
 	u32 grows;
 	u32 shrinks;
+	u32 share;
+	u32 share_min;
+	u32 share_max;
+	u64 last_share_ns;
+	bool share_tuned;
 };
 
 /**
@@ -292,6 +309,9 @@ int spray_path_down(struct spray_sched *s, u32 path);
 int spray_path_up(struct spray_sched *s, u32 path);
 u32 spray_stalled(struct spray_sched *s, u64 now_ns, u32 *mask_out);
 enum spray_tune_result spray_tune(struct spray_sched *s, u64 now_ns);
+u32 spray_share_tune(struct spray_sched *s, u64 now_ns, bool paths_full,
+		     bool path0_full);
+u64 spray_tail_len(const struct spray_sched *s, u64 len);
 
 int spray_chunks_init(struct spray_chunks *t, struct spray_chunk *slots,
 		      u32 size);
@@ -309,6 +329,7 @@ int spray_order_init(struct spray_order *o, struct spray_wr *slots, u32 size,
 int spray_order_add(struct spray_order *o, u64 wr_id, u32 n_chunks,
 		    bool ordered, u32 *seq);
 int spray_order_chunk_done(struct spray_order *o, u32 seq, int status);
+int spray_order_set_chunks(struct spray_order *o, u32 seq, u32 n_chunks);
 int spray_order_pop(struct spray_order *o, u64 *wr_id, int *status);
 bool spray_order_may_post_ordered(const struct spray_order *o, u32 seq);
 u32 spray_order_count(const struct spray_order *o);

@@ -27,6 +27,11 @@ ROLE=client
 STEP=0
 PORT=19100
 SECS=${STL_BENCH_SPRAY_SECS:-12}
+# Work requests the sender keeps posted (perftest -t): perftest's default
+# of 128 x 1 MiB is 10 s and more of queue at these rates, so a 12 s run
+# would end before its first completions settle; 16 MiB still keeps every
+# path's credit full.
+DEPTH=${STL_BENCH_SPRAY_DEPTH:-16}
 
 # Both VMs meet before each run (tests/kernel/lib.sh).
 barrier() { vm_barrier 18900 180; }
@@ -56,14 +61,49 @@ shape() {
 	done
 }
 
+# "SECONDS BYTES0 BYTES1 BYTES2 BYTES3": the clock, then the bytes each
+# class sent so far (one tc call).
+wire_sample() {
+	# (No process substitution: the guest has no /dev/fd.)
+	tc -s class show dev eth0 2>/dev/null | {
+		local -a w=(0 0 0 0)
+		local a b c cls=""
+		while read -r a b c _; do
+			if [[ $a == class ]]; then
+				cls=""
+				[[ $c == 1:1[0-3] ]] && cls=${c#1:1}
+			elif [[ $a == Sent && -n $cls ]]; then
+				w[cls]=$b
+			fi
+		done
+		echo "${EPOCHREALTIME} ${w[*]}"
+	}
+}
+
+# MB/s sent between two wire_sample lines, all classes but $3 (if given).
+wire_rate() {
+	local -a a b
+	local i sum=0
+	read -r -a a <<<"$1"
+	read -r -a b <<<"$2"
+	for i in 1 2 3 4; do
+		[[ $((i - 1)) == "${3:-}" ]] && continue
+		sum=$((sum + ${b[i]:-0} - ${a[i]:-0}))
+	done
+	echo "$sum / (${b[0]:-1} - ${a[0]:-0}) / 1000000" | bc -l
+}
+
 # Bytes sent so far in class 1:1$1.
 class_bytes() {
 	tc -s class show dev eth0 classid "1:1$1" 2>/dev/null |
 		awk '/Sent/ { print $2; exit }'
 }
 
-# one LABEL DEV ARGS...: one ib_write_bw run; the client sets BW (MB/s)
-# and USED (the classes that carried at least 10% of the bytes).
+# one LABEL DEV ARGS...: one ib_write_bw run; the client sets WIRE (MB/s
+# on the wire, all classes, over the middle half of the run: from 3 s to
+# 3 + SECS/2 s after the start, when the run is past its start and
+# before its end), BW (perftest's own figure) and USED (the classes that
+# carried at least 10% of the bytes).
 one() {
 	local label=$1 dev=$2 out i b0 b1 total=0 used=""
 	local -a before=()
@@ -71,15 +111,19 @@ one() {
 	PORT=$((PORT + 1))
 	barrier
 	BW=""
+	WIRE=""
 	USED=""
 	if [[ $ROLE == server ]]; then
 		timeout $((SECS + 120)) ib_write_bw -d "$dev" -x "$STL_GIDX" -F -p "$PORT" \
-			-s 1048576 -D "$SECS" -u 20 "$@" >/dev/null 2>&1
+			-s 1048576 -t "$DEPTH" -D "$SECS" -u 20 "$@" >/dev/null 2>&1
 		return 0
 	fi
 	for i in 0 1 2 3; do before[i]=$(class_bytes "$i"); done
-	local r0 snap=""
+	local r0 snap="" wpid ws
 	r0=$(stat_counter rxe0 completer_retry_err)
+	ws=$STL_OUT/wire.$PORT
+	(sleep 3; wire_sample; sleep $((SECS / 2)); wire_sample) >"$ws" &
+	wpid=$!
 	# What the scheduler measured, two thirds into a Stellar run.
 	if [[ $dev == stellar* ]]; then
 		(sleep $((SECS * 2 / 3 + 2)); grep ' spray up ' /sys/kernel/debug/stellar/spray_qps) \
@@ -88,7 +132,7 @@ one() {
 	fi
 	for i in $(seq 20); do
 		out=$(timeout $((SECS + 120)) ib_write_bw -d "$dev" -x "$STL_GIDX" -F \
-			-p "$PORT" -s 1048576 -D "$SECS" -u 20 "$@" "$STL_PEER_IP" 2>&1) && break
+			-p "$PORT" -s 1048576 -t "$DEPTH" -D "$SECS" -u 20 "$@" "$STL_PEER_IP" 2>&1) && break
 		out=""
 		sleep 0.5
 	done
@@ -104,7 +148,10 @@ one() {
 		((total > 0 && d[i] * 10 >= total)) && used+="$i"
 	done
 	USED=${used:-none}
-	echo "bench: $label: ${BW:-?} MB/s, bytes per class: ${d[*]}, rxe0 completer_retry_err $r0 -> $(stat_counter rxe0 completer_retry_err)" >&2
+	wait "$wpid"
+	WIRE=$(wire_rate "$(sed -n 1p "$ws")" "$(sed -n 2p "$ws")")
+	printf -v WIRE '%.2f' "${WIRE:-0}"
+	echo "bench: $label: wire $WIRE MB/s (middle half), perftest ${BW:-?} MB/s, bytes per class: ${d[*]}, rxe0 completer_retry_err $r0 -> $(stat_counter rxe0 completer_retry_err)" >&2
 	if [[ -n $snap ]]; then
 		wait "$snap"
 		sed 's/^/bench: scheduler: /' "$STL_OUT/spray-qps.$PORT" >&2
@@ -122,17 +169,23 @@ for rates in "${RATESETS[@]}"; do
 		shape $rates || { echo "bench: tc setup failed"; exit 1; }
 		printf "\n-- 4 classes of %s Mbit/s (sum %d), %d s of 1 MiB RDMA WRITEs\n" \
 			"${rates// //}" "$(echo $rates | tr ' ' '+' | bc)" "$SECS"
-		printf "%-26s %10s %10s %8s\n" "sender" "MB/s" "classes" "vs 1 QP"
+		printf "%-26s %10s %10s %10s %8s\n" "sender" "wire MB/s" "perftest" "classes" "vs 1 QP"
 	fi
 	one "rxe0, 1 QP" rxe0 -q 1
-	base=$BW
-	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8s\n" "rxe0, 1 QP" "$BW" "$USED" "1.00"
+	base=$WIRE
+	# shellcheck disable=SC2206 # four numbers
+	r=($rates)
+	base_rate=${r[${USED:0:1}]:-40}
+	[[ $ROLE == client ]] && printf "%-26s %10s %10s %10s %8s\n" "rxe0, 1 QP" "$WIRE" "$BW" "$USED" "1.00"
 	one "rxe0, 4 QPs" rxe0 -q 4
-	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8.2f\n" "rxe0, 4 QPs (hashed)" "$BW" "$USED" \
-		"$(echo "${BW:-0} / ${base:-1}" | bc -l)"
+	[[ $ROLE == client ]] && printf "%-26s %10s %10s %10s %8.2f\n" "rxe0, 4 QPs (hashed)" "$WIRE" "$BW" "$USED" \
+		"$(echo "${WIRE:-0} / ${base:-1}" | bc -l)"
 	one "stellar0, 1 QP" stellar0 -q 1
-	[[ $ROLE == client ]] && printf "%-26s %10s %10s %8.2f\n" "stellar0, 1 QP, 4 paths" "$BW" "$USED" \
-		"$(echo "${BW:-0} / ${base:-1}" | bc -l)"
+	# The sum: what one QP carried on its class, scaled by the rates.
+	[[ $ROLE == client ]] && printf "%-26s %10s %10s %10s %8.2f  (%.2f of the sum of the classes)\n" \
+		"stellar0, 1 QP, 4 paths" "$WIRE" "$BW" "$USED" \
+		"$(echo "${WIRE:-0} / ${base:-1}" | bc -l)" \
+		"$(echo "${WIRE:-0} / (${base:-1} * (${r[0]} + ${r[1]} + ${r[2]} + ${r[3]}) / $base_rate)" | bc -l)"
 done
 
 # Failover: 4 classes of 40 Mbit/s, one Stellar QP for FSECS s; at a third
@@ -149,13 +202,16 @@ failover() {
 	barrier
 	if [[ $ROLE == server ]]; then
 		timeout $((FSECS + 120)) ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$PORT" \
-			-s 1048576 -D "$FSECS" -u 20 >/dev/null 2>&1
+			-s 1048576 -t "$DEPTH" -D "$FSECS" -u 20 >/dev/null 2>&1
 		return 0
 	fi
 	shape 40 40 40 40 || return 1
 	timeout $((FSECS + 120)) ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$PORT" \
-		-s 1048576 -D "$FSECS" -u 20 "$STL_PEER_IP" >"$STL_OUT/spray-failover.client" 2>&1 &
-	local pid=$!
+		-s 1048576 -t "$DEPTH" -D "$FSECS" -u 20 "$STL_PEER_IP" >"$STL_OUT/spray-failover.client" 2>&1 &
+	local pid=$! wpid ws=$STL_OUT/wire.failover
+	# The wire after the failure: from 3 s after it to 3 s before the end.
+	(sleep $((FSECS / 3 + 3)); wire_sample; sleep $((FSECS > 21 ? FSECS * 2 / 3 - 6 : 1)); wire_sample) >"$ws" &
+	wpid=$!
 	echo "# t_s path1_bytes path2_bytes path3_bytes (sender, cumulative)" >"$tl"
 	# The sampling loop starts no process (a fork takes a good part of a
 	# second in a guest busy with RDMA): bash's clock, a read of debugfs
@@ -195,6 +251,9 @@ failover() {
 	wait "$pid"
 	echo "bench: failover: ib_write_bw exited $? ($(grep -c . "$STL_OUT/spray-failover.client") lines)" >&2
 	BW=$(awk '/#bytes/ { getline; print $4; exit }' "$STL_OUT/spray-failover.client")
+	wait "$wpid"
+	WIRE=$(wire_rate "$(sed -n 1p "$ws")" "$(sed -n 2p "$ws")" "$c")
+	printf -v WIRE '%.2f' "${WIRE:-0}"
 	awk '!/^#/ { if (pt != "") printf "%s %.3f %.3f %.3f\n", $1, ($2 - p2) / ($1 - pt) / 1e6, ($3 - p3) / ($1 - pt) / 1e6, ($4 - p4) / ($1 - pt) / 1e6; pt = $1; p2 = $2; p3 = $3; p4 = $4 }' \
 		"$tl" >"$tl.rate"
 	cat >"$STL_OUT/spray-failover.gp" <<-GP
@@ -212,9 +271,10 @@ failover() {
 ((FSECS > 0)) && failover
 if [[ $ROLE == client ]] && ((FSECS > 0)); then
 	printf "\n-- failover: 4 classes of 40 Mbit/s, %d s, path 1's class blackholed at %s s\n" "$FSECS" "$BT"
-	printf "%-26s %10s %14s\n" "sender" "MB/s" "vs 3 x 1 QP"
-	printf "%-26s %10s %14.2f\n" "stellar0, 1 QP, 4 paths" "${BW:-?}" \
-		"$(echo "${BW:-0} / (3 * ${base:-1})" | bc -l)"
+	printf "%-26s %10s %10s %14s\n" "sender" "wire MB/s" "perftest" "vs 3 x 1 QP"
+	printf "%-26s %10s %10s %14.2f\n" "stellar0, 1 QP, 4 paths" "$WIRE" "${BW:-?}" \
+		"$(echo "${WIRE:-0} / (3 * ${base:-1})" | bc -l)"
+	echo "  (wire: the 3 classes left, from 3 s after the failure to 3 s before the end)"
 	echo "  t_s path1 path2 path3 (MB/s sent per path since the sample before)"
 	awk '{ print "  " $0 }' "$STL_OUT/spray-failover.dat.rate" | head -n 80
 fi

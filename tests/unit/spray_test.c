@@ -589,6 +589,123 @@ static void tune_clamps_credit_and_waits(void)
 	PASS();
 }
 
+/* Path 0's share: bounds, the time gate, and the tail it gives. */
+static void share_tune_steps_and_bounds(void)
+{
+	struct spray_params p = params();
+	u64 now = 1000;
+	int i;
+
+	CHECK(spray_sched_init(&s, 4, &p) == 0);
+	CHECK(s.share == SPRAY_SHARE_ONE / 4);
+	CHECK(s.share_min == SPRAY_SHARE_ONE / 16);
+	CHECK(s.share_max == 3 * SPRAY_SHARE_ONE / 4);
+	CHECK(spray_share_tune(&s, now, true, false) == 256 + SPRAY_SHARE_STEP);
+	/* Within tune_ns: kept. */
+	CHECK(spray_share_tune(&s, now + p.tune_ns - 1, true, false) ==
+	      256 + SPRAY_SHARE_STEP);
+	/* Path 0 waiting weighs more than the paths waiting. */
+	CHECK(spray_share_tune(&s, now += p.tune_ns, true, true) == 256);
+	/* Neither waits (the application sets the pace): the share stays. */
+	CHECK(spray_share_tune(&s, now += p.tune_ns, false, false) == 256);
+	for (i = 0; i < 1000; i++)
+		spray_share_tune(&s, now += p.tune_ns, true, false);
+	CHECK(s.share == s.share_max);
+	for (i = 0; i < 1000; i++)
+		spray_share_tune(&s, now += p.tune_ns, false, true);
+	CHECK(s.share == s.share_min);
+	/* 1 MiB at a sixteenth: 64 KiB; at three quarters: 768 KiB. */
+	CHECK(spray_tail_len(&s, M1) == M1 / 16);
+	s.share = s.share_max;
+	CHECK(spray_tail_len(&s, M1) == 3 * M1 / 4);
+	/* Never under 4 KiB; one chunk (64 KiB) left to the other paths. */
+	s.share = 1;
+	CHECK(spray_tail_len(&s, 2 * K64) == K4);
+	s.share = SPRAY_SHARE_ONE;
+	CHECK(spray_tail_len(&s, 2 * K64) == K64);
+	CHECK(spray_tail_len(&s, 2 * K64 + 100) == K64);
+	/* A request under a chunk (the size grew since it was posted). */
+	CHECK(spray_tail_len(&s, K64) == K4);
+	CHECK(spray_tail_len(&s, 1000) == 1000);
+	/* One path: the even share is all of it. */
+	CHECK(spray_sched_init(&s, 1, &p) == 0);
+	CHECK(s.share == SPRAY_SHARE_ONE && s.share_max == SPRAY_SHARE_ONE);
+	PASS();
+}
+
+/*
+ * The share in a fluid model: path 0 serves its tails at r0, the other
+ * paths their chunks at r; requests go at the rate the slower side
+ * allows, and work waits on that side.  From the lowest share and from
+ * the highest, it settles within two steps of r0 / (r0 + r).
+ */
+static void share_tune_settles_at_path0_rate(void)
+{
+	static const u64 cases[][2] = {
+		{ 5000, 8750 },		/* 40 Mbit + 40/20/10 */
+		{ 5000, 15000 },	/* 4 equal paths */
+		{ 1250, 12500 },	/* path 0 on the slowest class */
+		{ 5000, 3750 },		/* path 0 the fastest */
+	};
+	struct spray_params p = params();
+	u64 r0, r, now = 0, want;
+	unsigned int c, k;
+	bool full;
+	int i;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		r0 = cases[c][0];
+		r = cases[c][1];
+		want = SPRAY_SHARE_ONE * r0 / (r0 + r);
+		for (k = 0; k < 2; k++) {
+			CHECK(spray_sched_init(&s, 4, &p) == 0);
+			s.share = k ? s.share_max : s.share_min;
+			for (i = 0; i < 1000; i++) {
+				/* Path 0 allows r0 / share, the paths
+				 * r / (1 - share): the lower one waits. */
+				full = r * s.share <
+				       r0 * (SPRAY_SHARE_ONE - s.share);
+				spray_share_tune(&s, now += p.tune_ns, full,
+						 !full);
+			}
+			printf("  r0 %llu r %llu from %s: share %u, want %llu\n",
+			       (unsigned long long)r0, (unsigned long long)r,
+			       k ? "above" : "below", s.share,
+			       (unsigned long long)want);
+			CHECK(s.share + 2 * SPRAY_SHARE_STEP >= want &&
+			      s.share <= want + 2 * SPRAY_SHARE_STEP);
+		}
+	}
+	PASS();
+}
+
+/* A request cut after it was added: its chunks replace its stand-in. */
+static void order_set_chunks_after_add(void)
+{
+	struct spray_wr ring[8];
+	struct spray_order o;
+	u32 seq, seq2;
+	u64 id;
+	int st;
+
+	CHECK(spray_order_init(&o, ring, 8, 5) == 0);
+	CHECK(spray_order_add(&o, 10, 1, false, &seq) == 0);
+	CHECK(spray_order_add(&o, 11, 1, false, &seq2) == 0);
+	CHECK(spray_order_set_chunks(&o, seq, 0) == -EINVAL);
+	CHECK(spray_order_set_chunks(&o, seq + 7, 3) == -EINVAL);
+	CHECK(spray_order_set_chunks(&o, seq, 3) == 0);
+	/* Only a stand-in of one is replaced. */
+	CHECK(spray_order_set_chunks(&o, seq, 2) == -EINVAL);
+	CHECK(spray_order_chunk_done(&o, seq2, 0) == 0);
+	CHECK(spray_order_chunk_done(&o, seq, 0) == 0);
+	CHECK(spray_order_chunk_done(&o, seq, 0) == 0);
+	CHECK(!spray_order_pop(&o, &id, &st));
+	CHECK(spray_order_chunk_done(&o, seq, 0) == 0);
+	CHECK(spray_order_pop(&o, &id, &st) == 1 && id == 10 && !st);
+	CHECK(spray_order_pop(&o, &id, &st) == 1 && id == 11 && !st);
+	PASS();
+}
+
 /* ---- a small discrete-event model of the parent QPs ---- */
 
 #define SIM_WRS 80
@@ -962,6 +1079,9 @@ int main(void)
 	tune_keeps_size_without_overhead();
 	tune_shrinks_under_rising_latency();
 	tune_clamps_credit_and_waits();
+	share_tune_steps_and_bounds();
+	share_tune_settles_at_path0_rate();
+	order_set_chunks_after_add();
 	sim_unequal_paths_share_by_rate();
 	sim_failover_keeps_every_byte();
 	sim_recovered_path_takes_chunks();
