@@ -966,6 +966,7 @@ static void spray_data_on(struct spray_qp *sq)
 		.target_ns = 20 * NSEC_PER_MSEC,
 		.stall_ns = 2 * NSEC_PER_SEC,
 		.tune_ns = 10 * NSEC_PER_MSEC,
+		.rate_window_ns = 50 * NSEC_PER_MSEC,
 	};
 	u32 i;
 

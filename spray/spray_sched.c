@@ -57,6 +57,8 @@ static void spray_path_forget(struct spray_sched *s, struct spray_path *p)
 	p->excess_floor_ns = 0;
 	p->base_ns = 0;
 	p->based = false;
+	p->win_ns = 0;
+	p->win_bytes = 0;
 	p->tune_samples = 0;
 	p->credit = s->credit_init;
 }
@@ -93,7 +95,8 @@ int spray_sched_init(struct spray_sched *s, u32 n_paths,
 		return -EINVAL;
 	if (!p->target_ns || p->target_ns > SPRAY_TIME_CEIL ||
 	    !p->stall_ns || p->stall_ns > SPRAY_TIME_CEIL ||
-	    p->tune_ns > SPRAY_TIME_CEIL)
+	    p->tune_ns > SPRAY_TIME_CEIL ||
+	    p->rate_window_ns > SPRAY_TIME_CEIL)
 		return -EINVAL;
 
 	s->n_paths = n_paths;
@@ -106,6 +109,7 @@ int spray_sched_init(struct spray_sched *s, u32 n_paths,
 	s->target_ns = p->target_ns;
 	s->stall_ns = p->stall_ns;
 	s->tune_ns = p->tune_ns;
+	s->rate_window_ns = p->rate_window_ns;
 	s->last_tune_ns = 0;
 	s->tuned = false;
 	s->hold = 0;
@@ -291,29 +295,44 @@ static u64 spray_per_mib(u64 ns, u32 len)
 /*
  * Learn from a successful completion.  On a parent QP chunks complete in
  * post order, so a chunk posted behind others (@c->ahead) started its
- * service when the one before it completed: now minus the path's last
- * completion is its service time alone.  A chunk posted to an idle path
- * also waited out the path's latency; such samples set the rate only until
- * a back-to-back one is seen.  The excess is what the completion time has
- * beyond serving the bytes ahead and its own at the measured rate.
+ * service when the one before it completed: the path was busy from that
+ * completion to this one.  Such back-to-back completions are summed over
+ * a window of at least @s->rate_window_ns (a parent may complete a burst
+ * at once, and one gap says nothing then): bytes over the window's time
+ * is a sample of the rate.  A chunk posted to an idle path also waited out
+ * the path's latency and ends the window; such samples set the rate only
+ * until a window is measured.  The excess is what the completion time
+ * has beyond serving the bytes ahead and its own at the measured rate.
  */
-static void spray_sample(struct spray_path *p, const struct spray_chunk *c,
-			 u64 lat, u64 now_ns)
+static void spray_sample(const struct spray_sched *s, struct spray_path *p,
+			 const struct spray_chunk *c, u64 lat, u64 now_ns)
 {
 	bool busy = c->ahead && p->last_done_ns >= c->posted_ns;
-	u64 svc, v, own, excess;
+	u64 v, own, excess;
 
-	if (c->len && (busy || !p->rate_busy)) {
-		svc = busy ? (now_ns > p->last_done_ns ?
-			      now_ns - p->last_done_ns : 0) : lat;
-		v = spray_per_mib(svc, c->len);
-		if (busy && !p->rate_busy)
-			p->ns_per_mib = v;
-		else
+	if (!busy) {
+		p->win_ns = 0;
+		if (c->len && !p->rate_busy) {
+			v = spray_per_mib(lat, c->len);
 			p->ns_per_mib = p->ns_per_mib ?
 					spray_ewma(p->ns_per_mib, v) : v;
-		if (busy)
+		}
+	} else if (c->len) {
+		if (!p->win_ns) {
+			p->win_ns = p->last_done_ns;
+			p->win_bytes = 0;
+		}
+		p->win_bytes += c->len;
+		if (now_ns > p->win_ns &&
+		    now_ns - p->win_ns >= s->rate_window_ns) {
+			v = spray_per_mib(now_ns - p->win_ns,
+					  spray_min(p->win_bytes, 1U << 31));
+			p->ns_per_mib = p->rate_busy ?
+					spray_ewma(p->ns_per_mib, v) : v;
 			p->rate_busy = true;
+			p->win_ns = now_ns;
+			p->win_bytes = 0;
+		}
 	}
 	p->lat_ns = p->lat_ns ? spray_ewma(p->lat_ns, lat) : lat;
 	if (!p->rate_busy)
@@ -321,7 +340,8 @@ static void spray_sample(struct spray_path *p, const struct spray_chunk *c,
 	own = ((c->ahead + c->len) * p->ns_per_mib) >> 20;
 	excess = lat > own ? lat - own : 0;
 	excess = spray_min(excess, SPRAY_TIME_CEIL);
-	p->base_ns = p->based ? spray_min(p->base_ns, excess) : excess;
+	/* An average, not the least: one early completion is not a trip. */
+	p->base_ns = p->based ? spray_ewma(p->base_ns, excess) : excess;
 	p->based = true;
 	if (!p->tune_samples) {
 		p->excess_ns = excess;
@@ -364,7 +384,7 @@ int spray_completed(struct spray_sched *s, const struct spray_chunk *c,
 	if (ok) {
 		p->bytes += c->len;
 		p->chunks++;
-		spray_sample(p, c, lat, now_ns);
+		spray_sample(s, p, c, lat, now_ns);
 	} else {
 		p->errors++;
 	}

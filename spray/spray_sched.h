@@ -81,10 +81,13 @@ enum spray_path_state {
  *	queueing elsewhere
  * @excess_floor_ns: least @excess_ns sample since the last chunk size
  *	change: the path's fixed cost per chunk
- * @base_ns: least @excess_ns sample since the path came up: its round trip
- *	with nothing queued, which its credit must cover on top of the target
- *	latency (valid once @based)
+ * @base_ns: moving average of the excess since the path came up: its round
+ *	trip beyond its own queue, which its credit must cover on top of the
+ *	target latency (valid once @based)
  * @based: @base_ns holds a sample
+ * @win_ns: start of the current window of back-to-back completions, 0
+ *	for none
+ * @win_bytes: bytes completed back to back since @win_ns
  * @tune_samples: samples of @excess_ns since the last chunk size change
  * @bytes: bytes completed successfully
  * @chunks: chunks completed successfully
@@ -108,6 +111,8 @@ struct spray_path {
 	u64 excess_floor_ns;
 	u64 base_ns;
 	bool based;
+	u64 win_ns;
+	u64 win_bytes;
 	u32 tune_samples;
 	u64 bytes;
 	u64 chunks;
@@ -133,6 +138,8 @@ struct spray_path {
  *	credit becomes rate times (round trip + @target_ns)
  * @stall_ns: a busy path without a completion for longer has stalled
  * @tune_ns: least time between two adjustments by spray_tune(), 0 for none
+ * @rate_window_ns: least time back-to-back completions are summed over
+ *	for a rate sample (0: every completion is one)
  */
 struct spray_params {
 	u32 chunk_init;
@@ -144,6 +151,7 @@ struct spray_params {
 	u64 target_ns;
 	u64 stall_ns;
 	u64 tune_ns;
+	u64 rate_window_ns;
 };
 
 /**
@@ -159,6 +167,7 @@ struct spray_params {
  * @target_ns: the latency credits are sized for
  * @stall_ns: stall timeout
  * @tune_ns: least time between two adjustments
+ * @rate_window_ns: least window of a rate sample
  * @last_tune_ns: when spray_tune() last adjusted
  * @tuned: spray_tune() has adjusted at least once
  * @hold: adjustments left before the chunk size may grow again
@@ -183,6 +192,7 @@ struct spray_sched {
 	u64 target_ns;
 	u64 stall_ns;
 	u64 tune_ns;
+	u64 rate_window_ns;
 	u64 last_tune_ns;
 	bool tuned;
 	u32 hold;

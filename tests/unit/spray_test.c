@@ -589,6 +589,40 @@ static void tune_clamps_credit_and_waits(void)
 	PASS();
 }
 
+/*
+ * A parent that completes in bursts (four chunks within 3 us, every four
+ * chunks' time): single gaps say 1 us or 4 chunks' time, a window of
+ * them says the rate.  64 KiB at 1000 B/us is 65.5 us: 1 MiB in ~1.05 ms.
+ */
+static void rate_window_sums_bursts(void)
+{
+	struct spray_params p = params();
+	struct spray_chunk c[8];
+	u64 now = 0, svc = (u64)K64 * 1000 / 1000, want = 1048576ULL;
+	u32 r, i;
+
+	p.rate_window_ns = 1000000;
+	CHECK(spray_sched_init(&s, 2, &p) == 0);
+	/* Always a burst in flight behind the one completing. */
+	for (i = 0; i < 4; i++)
+		post(&c[i], K64, 0, now);
+	for (r = 0; r < 200; r++) {
+		for (i = 0; i < 4; i++)
+			post(&c[((r + 1) & 1) * 4 + i], K64, 0, now);
+		now += 4 * svc;
+		for (i = 0; i < 4; i++)
+			CHECK(spray_completed(&s, &c[(r & 1) * 4 + i],
+					      now + i * 1000, true) == 0);
+	}
+	printf("  ns per MiB %llu, want %llu\n",
+	       (unsigned long long)s.path[0].ns_per_mib,
+	       (unsigned long long)want);
+	CHECK(s.path[0].rate_busy);
+	CHECK(s.path[0].ns_per_mib * 10 >= want * 9 &&
+	      s.path[0].ns_per_mib * 10 <= want * 11);
+	PASS();
+}
+
 /* Path 0's share: bounds, the time gate, and the tail it gives. */
 static void share_tune_steps_and_bounds(void)
 {
@@ -1079,6 +1113,7 @@ int main(void)
 	tune_keeps_size_without_overhead();
 	tune_shrinks_under_rising_latency();
 	tune_clamps_credit_and_waits();
+	rate_window_sums_bursts();
 	share_tune_steps_and_bounds();
 	share_tune_settles_at_path0_rate();
 	order_set_chunks_after_add();
