@@ -827,15 +827,16 @@ void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc)
 /*
  * Cut request @seq now: its tail is QP 0's share of it (spray_tail_len()),
  * the rest goes in chunks of the current size, at most SPRAY_WR_CHUNKS,
- * into the queue of chunks waiting.  Return: 0, or -ENOSPC when there are
- * not chunk slots enough (it waits).  sq->dlock held.
+ * into the queue of chunks waiting.  Return: 0 (cut, or to go whole),
+ * or -ENOSPC when there are not chunk slots enough (it waits).
+ * sq->dlock held.
  */
 static int spray_cut(struct spray_qp *sq, u32 seq)
 {
 	struct spray_fwr *f = spray_fwr(sq, seq);
 	u32 k, cl, chunk = sq->sched.chunk, idx[SPRAY_WR_CHUNKS];
 	u64 tail, off;
-	int ret;
+	int ret = 0;
 
 	if (sq->chunks.size - sq->chunks.used < SPRAY_WR_CHUNKS)
 		return -ENOSPC;
@@ -845,18 +846,25 @@ static int spray_cut(struct spray_qp *sq, u32 seq)
 						       SPRAY_WR_CHUNKS - 1));
 	for (k = 0, off = 0; off < f->len - tail; k++, off += cl) {
 		cl = spray_chunk_len(chunk, f->len - tail - off);
-		ret = k < SPRAY_WR_CHUNKS ?
-		      spray_chunk_alloc(&sq->chunks, seq, off, cl) : -ENOSPC;
-		if (ret < 0) {
-			while (k--)
-				spray_chunk_free(&sq->chunks, idx[k]);
-			return -ENOSPC;
-		}
+		ret = WARN_ON_ONCE(k >= SPRAY_WR_CHUNKS) ? -E2BIG :
+		      spray_chunk_alloc(&sq->chunks, seq, off, cl);
+		if (ret < 0)
+			break;
 		idx[k] = ret;
 	}
-	f->tail = tail;
+	/*
+	 * Slots short (checked above: never here) or too many chunks (the
+	 * size above prevents it): the request goes whole.
+	 */
+	if (ret < 0 || WARN_ON_ONCE(spray_order_set_chunks(&sq->order, seq, k))) {
+		while (k--)
+			spray_chunk_free(&sq->chunks, idx[k]);
+		f->uncut = false;
+		spray_order_chunk_done(&sq->order, seq, 0);
+		return 0;
+	}
 	f->uncut = false;
-	spray_order_set_chunks(&sq->order, seq, k);
+	f->tail = tail;
 	stl_count(sq->sdev, STL_CNT_SPRAY_WRS, 1);
 	sq->cut_bytes += f->len;
 	while (k--)
