@@ -495,7 +495,7 @@ s_spray_data_failover() {
 	local log=$STL_LOGDIR/spray-data-failover.log f=/sys/kernel/debug/stellar/spray_fail_path
 	local a i r0 p2
 	r0=$(stat_counter stellar0 spray_chunk_reposts)
-	spray_data_start 30 "$log" || return 1
+	spray_data_start 40 "$log" || return 1
 	echo "$SPRAY_QPN 2" >"$f" || why "writing '$SPRAY_QPN 2' to spray_fail_path failed"
 	for ((i = 0; i < 40; i++)); do
 		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
@@ -505,8 +505,14 @@ s_spray_data_failover() {
 	echo "after the repair: $a"
 	[[ $(spray_attr "$a" path2_data) == up ]] || why "path 2 is '$(spray_attr "$a" path2_data)' for data after its repair, want up"
 	p2=$(spray_attr "$a" path2_bytes)
-	sleep 4
-	a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+	# While the rounds go on (a slow kernel runs few of them, and the
+	# repair may take most of the run): up to 20 s.
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.5
+		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+		(($(spray_attr "$a" path2_bytes) > p2)) && break
+		grep -q '^SPRAYDATA ok' "$log" && break
+	done
 	(($(spray_attr "$a" path2_bytes) > p2)) ||
 		why "path 2 carried no bytes after it came back ($p2 -> $(spray_attr "$a" path2_bytes))"
 	echo "$SPRAY_QPN 1" >"$f" || why "writing '$SPRAY_QPN 1' to spray_fail_path failed"
