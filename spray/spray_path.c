@@ -761,6 +761,24 @@ static void spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
 }
 
 /*
+ * Post @wr (@bytes of it) on QP 0: counted in @q0_bytes, and its place in
+ * the fix ring with @len to report (spray_fix_add()).  Return: the
+ * parent's answer.  sq->dlock held.
+ */
+static int spray_q0_post(struct spray_qp *sq, const struct ib_send_wr *wr,
+			 u64 bytes, u64 len)
+{
+	int ret = ib_post_send(sq->sqp->pqp, wr, NULL);
+
+	if (!ret) {
+		sq->q0_last = bytes;
+		sq->q0_bytes += bytes;
+		spray_fix_add(sq, wr, len);
+	}
+	return ret;
+}
+
+/*
  * Post on QP 0 the oldest work request, whose chunks are all done: its
  * tail, or the whole request if a chunk was lost (WRITE and READ may move
  * the same bytes twice).  Return: 0, or the parent's error (it waits).
@@ -773,7 +791,6 @@ static int spray_post_head(struct spray_qp *sq)
 	struct ib_rdma_wr tail;
 	const struct ib_send_wr *wr = &f->b.wr.send;
 	bool tailed = false;
-	int ret;
 
 	if (f->tail < f->len && !w->status) {
 		tail = f->b.wr.rdma;
@@ -786,13 +803,8 @@ static int spray_post_head(struct spray_qp *sq)
 	} else if (f->tail < f->len && sq->don) {
 		stl_count(sq->sdev, STL_CNT_SPRAY_WHOLE, 1);
 	}
-	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
-	if (!ret) {
-		sq->q0_last = tailed ? f->tail : f->len;
-		sq->q0_bytes += sq->q0_last;
-		spray_fix_add(sq, wr, tailed ? f->len : 0);
-	}
-	return ret;
+	return spray_q0_post(sq, wr, tailed ? f->tail : f->len,
+			     tailed ? f->len : 0);
 }
 
 /**
@@ -1066,9 +1078,7 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 	spin_lock_bh(&sq->dlock);
 	if (!sq->don) {
 		/* Straight to QP 0, in the fix ring (spray_fix_add()). */
-		ret = ib_post_send(sqp->pqp, wr, NULL);
-		if (!ret)
-			spray_fix_add(sq, wr, 0);
+		ret = spray_q0_post(sq, wr, len, 0);
 		goto out;
 	}
 	/*
@@ -1084,12 +1094,7 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 			 SPRAY_KIND_WRITE];
 	/* Nothing waits and nothing to cut: straight to QP 0. */
 	if (!cut && sq->order.head == sq->order.tail) {
-		ret = ib_post_send(sqp->pqp, wr, NULL);
-		if (!ret) {
-			sq->q0_last = len;
-			sq->q0_bytes += len;
-			spray_fix_add(sq, wr, 0);
-		}
+		ret = spray_q0_post(sq, wr, len, 0);
 		goto out;
 	}
 	if (spray_order_count(&sq->order) > sq->order.mask) {
