@@ -467,13 +467,14 @@ static const struct kernel_param_ops spray_paths_ops = {
 };
 
 /*
- * Paths of a new device's RC QPs (its spray_paths attribute changes it).
- * 1 (off) until work requests go on the paths: an operator turns them on.
+ * Paths of a new device's RC QPs (its spray_paths attribute changes it):
+ * 4, one per link of a typical leaf's uplinks; 1 turns spraying off.  A
+ * ring device, and a QP whose peer is not a Stellar device, has one.
  */
-unsigned int spray_default_paths = 1;
+unsigned int spray_default_paths = 4;
 module_param_cb(spray_paths, &spray_paths_ops, &spray_default_paths, 0644);
 MODULE_PARM_DESC(spray_paths,
-		 "network paths of each RC QP of a new stellar device, 1 (no spraying, the default) to 16");
+		 "network paths of each RC QP of a new stellar device, 1 (no spraying) to 16 (default 4)");
 
 static u32 spray_hash(const struct ib_device *pdev, u32 qpn)
 {

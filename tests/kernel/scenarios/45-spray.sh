@@ -16,10 +16,10 @@ rxe0_qpns() { rdma res show qp link rxe0/1 2>/dev/null | awk '{ for (i = 1; i < 
 s_spray_paths_attribute() {
 	local d v bad
 	v=$(cat /sys/module/stellar/parameters/spray_paths 2>&1)
-	[[ $v == 1 ]] || why "module parameter spray_paths is '$v', want the default 1"
+	[[ $v == 4 ]] || why "module parameter spray_paths is '$v', want the default 4"
 	for d in stellar0 stellar1; do
 		v=$(cat "/sys/class/infiniband/$d/spray_paths" 2>&1)
-		[[ $v == 1 ]] || why "$d spray_paths is '$v', want 1 (the module parameter)"
+		[[ $v == 4 ]] || why "$d spray_paths is '$v', want 4 (the module parameter)"
 	done
 	d=/sys/class/infiniband/stellar0/spray_paths
 	for bad in 0 17 255 -1 banana; do
@@ -27,7 +27,7 @@ s_spray_paths_attribute() {
 			why "spray_paths accepted '$bad'"
 		fi
 	done
-	[[ $(cat "$d") == 1 ]] || why "spray_paths reads $(cat "$d") after refused writes"
+	[[ $(cat "$d") == 4 ]] || why "spray_paths reads $(cat "$d") after refused writes"
 	if (echo 17 >/sys/module/stellar/parameters/spray_paths) 2>/dev/null; then
 		why "the module parameter accepted 17"
 	fi
