@@ -14,9 +14,10 @@
 #      scripts/debug-kernel.sh, built once and cached in build/debug-kernel/
 #      (STL_CHECK_DEBUG=0: not run; =full: every scenario, see below)
 # Two lanes run side by side (a TCG guest keeps about one core busy): this
-# shell runs 1-3 on 6.1, a second one (lane b) 3 on the other kernels and 4
-# from the start (while the debug kernel builds: 4 only, and this shell 3 on
-# the other kernels too); lane b's output follows (live in lane-b.log).
+# shell runs 1-3 on 6.1, a second one (lane b) 4 from the start (after the
+# debug kernel's build on a first run); then each lane takes the next of
+# 3's stages on the other kernels that the other has not taken.  Lane b's
+# output follows (live in lane-b.log).
 # Each stage prints PASS/FAIL lines; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -133,46 +134,48 @@ vm_one_debug() {
 		STL_FUZZ_SECONDS=$fuzz STL_LC_ITER=$lc_iter scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh
 }
 
-# The one-host and two-host suites on the other kernels.
+# The one-host and two-host suites on the other kernels: stages either
+# lane runs, each taken by the first lane free for it (mkdir is atomic).
+# Lane b runs the debug kernel's suite first (cached: about 20 minutes,
+# while this shell runs the 6.1 stages; fresh: after its build), so both
+# lanes come to these at about the same time.
 other_kernels() {
 	local k v
 	for k in $(scripts/kver.sh --all | tail -n +2); do
 		v=${k%%[-+]*}
 		v=${v%.*}
-		stage "vm-one-host-$v" env KVER="$k" STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
-			STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-30}" \
-			STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-$OTHER_SKIP}" \
-			scripts/vm.sh -t 2700 -o "$out/one-$v" tests/kernel/vm-one.sh
-		stage "vm-two-hosts-$v" env KVER="$k" STL_VM_QUIET=1 \
-			STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-rdma_core_.*}" \
-			scripts/vm.sh -n 2 -t 900 -o "$out/two-$v" tests/kernel/vm-two.sh
+		mkdir "$out/took.one-$v" 2>/dev/null &&
+			stage "vm-one-host-$v" env KVER="$k" STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
+				STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-30}" \
+				STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-$OTHER_SKIP}" \
+				scripts/vm.sh -t 2700 -o "$out/one-$v" tests/kernel/vm-one.sh
+		mkdir "$out/took.two-$v" 2>/dev/null &&
+			stage "vm-two-hosts-$v" env KVER="$k" STL_VM_QUIET=1 \
+				STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-rdma_core_.*}" \
+				scripts/vm.sh -n 2 -t 900 -o "$out/two-$v" tests/kernel/vm-two.sh
 	done
 }
 
 # Lane b, in a subshell (its counts come back in a file): the debug
-# kernel's suite, and first the other kernels' if the debug kernel is built
-# already.  While it builds (the longest chain of a first run: ~30 minutes
-# of one core, then its suite), this lane only waits for it, and the other
-# kernels run in this shell after 6.1: three guests and the build at once
-# would starve the build.
-others_in_b=1
-[[ -n $debug_build ]] && others_in_b=0
+# kernel's suite (waiting for its build on a first run, while the build
+# takes the core this lane would use), then what is left of the other
+# kernels' stages.
 lane_b() {
 	pass=0
 	fail=0
 	failed=()
 	skipped=0
-	((others_in_b)) && other_kernels
 	if [[ ${STL_CHECK_DEBUG:-1} != 0 ]]; then
 		stage vm-one-host-debug vm_one_debug "$out/debug"
 	else
 		echo "SKIP stage vm-one-host-debug: STL_CHECK_DEBUG=0"
 		skipped=1
 	fi
+	other_kernels
 	printf '%s %s %s\n%s\n' "$pass" "$fail" "$skipped" "${failed[*]}" >"$out/lane-b.res"
 }
 
-echo "lane b: $( ((others_in_b)) && echo "the other kernels and ")the debug kernel, alongside (log $out/lane-b.log)"
+echo "lane b: the debug kernel, then the other kernels' stages this shell has not taken, alongside (log $out/lane-b.log)"
 set -m		# its own process group, to stop it with
 lane_b >"$out/lane-b.log" 2>&1 &
 lane_b_pid=$!
@@ -207,7 +210,7 @@ stage rdma-core-builds rdma_core_builds
 stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
 	STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-30}" scripts/vm.sh -t 2700 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
-((others_in_b)) || other_kernels
+other_kernels
 
 # Lane b's stages, once it is done.
 wait "$lane_b_pid"
