@@ -286,6 +286,9 @@ static const char *const spray_state_names[] = {
  * @fix_mask: entries of @fix, minus 1
  * @fix_head: oldest entry of @fix
  * @fix_tail: next free entry of @fix
+ * @fix_wait: a request waits for room in @fix (spray_q0_post()); the
+ *	application's next poll of one of QP 0's completions kicks the data
+ *	path (spray_wc_fixup())
  * @parked: path QPs gone from use, destroyed SPRAY_PARK_MS later
  *	(spray_reap(); under @lock)
  * @parked_at: when each was parked (jiffies)
@@ -359,6 +362,7 @@ struct spray_qp {
 	u32 fix_mask;
 	u32 fix_head;
 	u32 fix_tail;
+	bool fix_wait;
 	struct ib_qp *parked[SPRAY_PARKED];
 	unsigned long parked_at[SPRAY_PARKED];
 	u8 n_parked;
@@ -740,9 +744,10 @@ static int spray_post_chunk(struct spray_qp *sq, u32 idx, u32 i)
 
 /*
  * @wr was posted on QP 0: if signaled, its completion's place in the fix
- * ring, with the byte count to report (@len, or 0 to leave it).  A full
- * ring (completions not polled) loses the entry: a tail then reports its
- * own bytes.  sq->dlock held.
+ * ring, with the byte count to report (@len, or 0 to leave it).  With the
+ * data path on, spray_q0_post() posts nothing signaled while the ring is
+ * full; with it off (no tails), a full ring loses the entry.  sq->dlock
+ * held.
  */
 static void spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
 			  u64 len)
@@ -763,14 +768,28 @@ static void spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
 
 /*
  * Post @wr (@bytes of it) on QP 0: counted in @q0_bytes, and its place in
- * the fix ring with @len to report (spray_fix_add()).  Return: the
- * parent's answer.  sq->dlock held.
+ * the fix ring with @len to report (spray_fix_add()).  Return: -ENOMEM
+ * when the fix ring has no room for it, else the parent's answer.
+ * sq->dlock held.
  */
 static int spray_q0_post(struct spray_qp *sq, const struct ib_send_wr *wr,
 			 u64 bytes, u64 len)
 {
-	int ret = ib_post_send(sq->sqp->pqp, wr, NULL);
+	int ret;
 
+	/*
+	 * Every signaled request keeps its place in the fix ring while the
+	 * data path is on (a tail's byte count must not be lost): with the
+	 * ring full of completions the application has not polled, QP 0
+	 * counts as full (-ENOMEM: a request of the queue waits, one posted
+	 * straight is refused, as by a full send queue).
+	 */
+	if (sq->don && (sq->sqp->sig_all || (wr->send_flags & IB_SEND_SIGNALED)) &&
+	    sq->fix_tail - READ_ONCE(sq->fix_head) > sq->fix_mask) {
+		WRITE_ONCE(sq->fix_wait, true);
+		return -ENOMEM;
+	}
+	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
 	if (!ret) {
 		sq->q0_last = bytes;
 		sq->q0_bytes += bytes;
@@ -832,6 +851,11 @@ void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc)
 				wc->byte_len = min_t(u64, x->len, U32_MAX);
 			WRITE_ONCE(sq->q0_done, x->q0);
 			sq->fix_head++;
+			/* Room again for what waits: the data path goes on. */
+			if (READ_ONCE(sq->fix_wait) && !READ_ONCE(sq->cq_off)) {
+				WRITE_ONCE(sq->fix_wait, false);
+				queue_work(system_wq, &sq->cq_work);
+			}
 		}
 	}
 	spin_unlock(&sq->fixlock);

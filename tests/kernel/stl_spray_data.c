@@ -4,7 +4,7 @@
  * devices of this host, checked byte for byte, for the spray data path:
  * large requests are cut into chunks over the QP's paths.
  *
- *   stl_spray_data -a DEV_A -b DEV_B [-g GID_INDEX] [-s SECONDS] [-r FILE]
+ *   stl_spray_data -a DEV_A -b DEV_B [-g GID_INDEX] [-s SECONDS] [-r FILE] [-u]
  *
  * It waits until both devices count the QP pair's paths up
  * (spray_qps_up), then runs rounds until SECONDS have passed (one round
@@ -19,6 +19,14 @@
  *    completes in post order with its byte count, also in the odd rounds,
  *    where the four READs (an uncut one among them) share one wr_id and
  *    are polled only once all of them had time to complete.
+ * With -u instead, completions left unpolled (QPs of 16 send WRs, CQs of
+ * 1024): signaled 4 KiB WRITEs are posted, none polled, until a post is
+ * refused with ENOMEM that waiting does not clear (QP 0 keeps the byte
+ * count of each signaled request it carries; it takes no more than it
+ * can keep, at least four times its send queue); then, with a few places
+ * free, four cut 1 MiB WRITEs whose tails wait for the application's
+ * polls; every completion in post order with its byte count, the bytes
+ * at B, and posting again once all are polled.
  * FILE is created once the first round passed.  Every failure prints
  * "SPRAYDATA FAIL <what>"; exit 0 when all rounds passed, 3 on a failure,
  * 2 on a setup failure.
@@ -57,15 +65,18 @@ static double now_s(void)
 }
 
 /* A PD, a CQ, an RC QP and BUF_LEN registered for remote access. */
+static int unpolled;
+
 static int open_dev(struct dev *d, int gid_index)
 {
-	const struct ibv_qp_cap cap = { .max_send_wr = MAX_WRS,
+	const struct ibv_qp_cap cap = { .max_send_wr = unpolled ? 16 : MAX_WRS,
 					.max_recv_wr = 8, .max_send_sge = 2,
 					.max_recv_sge = 1 };
 	char why[160];
 
 	if (tlib_side_open_caps(&d->s, d->name, gid_index, &cap, 0,
-				2 * MAX_WRS, why, sizeof(why))) {
+				unpolled ? 1024 : 2 * MAX_WRS, why,
+				sizeof(why))) {
 		printf("SPRAYDATA setup failed: %s\n", why);
 		return 2;
 	}
@@ -315,6 +326,110 @@ static int round_read(struct dev *a, struct dev *b, unsigned int round)
 	return 0;
 }
 
+#define UNPOLLED_MAX	600
+
+/* Post a signaled WRITE of @len at @off (A to B); 0 or the errno. */
+static int post_write(struct dev *a, struct dev *b, size_t off, size_t len,
+		      uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)(a->buf + off), len, a->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)(b->buf + off), b->mr->rkey },
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(a->s.qp, &wr, &bad);
+}
+
+/* See -u at the top. */
+static int unpolled_test(struct dev *a, struct dev *b)
+{
+	static uint64_t ids[UNPOLLED_MAX + 16];
+	static uint32_t lens[UNPOLLED_MAX + 16];
+	int n = 0, first = 0, i, rc;
+	double t0;
+
+	fill(a->buf, BUF_LEN, 4242);
+	memset(b->buf, 0, BUF_LEN);
+	for (;;) {
+		if (n == UNPOLLED_MAX) {
+			printf("SPRAYDATA FAIL %d signaled requests posted, none polled, none refused\n",
+			       n);
+			return -1;
+		}
+		rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+		if (rc == ENOMEM) {
+			/* A full send queue clears as its requests complete. */
+			usleep(300000);
+			rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+			if (rc == ENOMEM)
+				break;
+		}
+		if (rc) {
+			printf("SPRAYDATA FAIL post %d: %s, want success or ENOMEM\n",
+			       n, strerror(rc));
+			return -1;
+		}
+		ids[n] = n;
+		lens[n++] = 4096;
+		if (!(n % 8))
+			usleep(20000);
+	}
+	printf("SPRAYDATA %d signaled requests taken with none polled, then ENOMEM\n",
+	       n);
+	if (n < 4 * 16) {
+		printf("SPRAYDATA FAIL refused after %d requests, want at least 64 (4 x the send queue)\n",
+		       n);
+		return -1;
+	}
+	/* Eight polled: eight places; six uncut requests and four cut ones. */
+	if (expect_order(a, ids, lens, 8, IBV_WC_RDMA_WRITE))
+		return -1;
+	first = 8;
+	for (i = 0; i < 6; i++) {
+		rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+		if (rc) {
+			printf("SPRAYDATA FAIL post %d after 8 polls: %s\n", n,
+			       strerror(rc));
+			return -1;
+		}
+		ids[n] = n;
+		lens[n++] = 4096;
+	}
+	for (i = 0; i < 4; i++) {
+		rc = post_write(a, b, (4 + i) << 20, 1 << 20, 9000 + i);
+		if (rc) {
+			printf("SPRAYDATA FAIL cut WRITE %d: %s\n", i,
+			       strerror(rc));
+			return -1;
+		}
+		ids[n] = 9000 + i;
+		lens[n++] = 1 << 20;
+	}
+	usleep(500000);
+	t0 = now_s();
+	if (expect_order(a, ids + first, lens + first, n - first,
+			 IBV_WC_RDMA_WRITE))
+		return -1;
+	printf("SPRAYDATA the other %d completions polled in %.2f s\n",
+	       n - first, now_s() - t0);
+	for (i = 0; i < 4; i++)
+		if (compare("cut WRITE", b->buf + ((4 + i) << 20),
+			    a->buf + ((4 + i) << 20), 1 << 20, 0))
+			return -1;
+	rc = post_write(a, b, 0, 4096, 7);
+	if (rc) {
+		printf("SPRAYDATA FAIL post after all were polled: %s\n",
+		       strerror(rc));
+		return -1;
+	}
+	ids[0] = 7;
+	lens[0] = 4096;
+	return expect_order(a, ids, lens, 1, IBV_WC_RDMA_WRITE);
+}
+
 int main(int argc, char **argv)
 {
 	struct dev a = { 0 }, b = { 0 };
@@ -324,7 +439,7 @@ int main(int argc, char **argv)
 	unsigned int round = 0;
 	int opt, gid_index = 1;
 
-	while ((opt = getopt(argc, argv, "a:b:g:s:r:H:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:g:s:r:H:u")) != -1) {
 		switch (opt) {
 		case 'a': a.name = optarg; break;
 		case 'b': b.name = optarg; break;
@@ -332,8 +447,9 @@ int main(int argc, char **argv)
 		case 's': secs = atof(optarg); break;
 		case 'r': ready = optarg; break;
 		case 'H': hold = optarg; break;
+		case 'u': unpolled = 1; break;
 		default:
-			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE] [-H HOLD_FILE]\n",
+			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE] [-H HOLD_FILE] [-u]\n",
 				argv[0]);
 			return 2;
 		}
@@ -357,6 +473,14 @@ int main(int argc, char **argv)
 	}
 	printf("SPRAYDATA paths up: QP %u (%s) <-> QP %u (%s)\n",
 	       a.s.qp->qp_num, a.name, b.s.qp->qp_num, b.name);
+	if (unpolled) {
+		if (unpolled_test(&a, &b)) {
+			printf("SPRAYDATA FAIL with completions unpolled\n");
+			return 3;
+		}
+		printf("SPRAYDATA ok: completions left unpolled, byte counts and order kept\n");
+		return 0;
+	}
 	end = now_s() + secs;
 	do {
 		if (round_write(&a, &b, round) || round_read(&a, &b, round)) {

@@ -538,6 +538,21 @@ s_spray_data_kill9() {
 	[[ -z $WHY ]]
 }
 
+# An application that polls late: QP 0 keeps the byte count of every
+# signaled request it carries (a cut request's completion reports the
+# whole request), so with that many completions unpolled it takes no more
+# (ENOMEM, as a full send queue) and a cut request's tail waits for the
+# next poll; nothing is lost, no byte count is wrong.
+s_spray_data_unpolled() {
+	local log=$STL_LOGDIR/spray-unpolled.log rc=0
+	timeout -k 5 120 build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" -u >"$log" 2>&1 || rc=$?
+	cat "$log"
+	((rc == 0)) || why "stl_spray_data -u exited $rc"
+	grep -q '^SPRAYDATA ok' "$log" || why "stl_spray_data -u printed no ok line"
+	! grep -q 'SPRAYDATA FAIL' "$log" || why "stl_spray_data -u: $(grep -m1 'SPRAYDATA FAIL' "$log")"
+	[[ -z $WHY ]]
+}
+
 scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
 scenario spray_exchange_connects_paths_stellar0_stellar1 s_spray_exchange_stellar_peers
 scenario spray_plain_rxe_peer_stays_on_one_path s_spray_plain_peer_stays_on_one_path
@@ -549,3 +564,4 @@ scenario spray_two_repairs_first_messages_lost_both_paths_back s_spray_crossed_r
 scenario spray_data_writes_reads_over_paths_bytes_intact s_spray_data_path
 scenario spray_data_failed_path_chunks_reposted s_spray_data_failover
 scenario spray_data_process_killed_mid_transfer s_spray_data_kill9
+scenario spray_data_completions_unpolled_byte_counts_kept s_spray_data_unpolled
