@@ -498,9 +498,12 @@ u32 spray_stalled(struct spray_sched *s, u64 now_ns, u32 *mask_out)
  *    excess measurements (its rate is kept).
  *
  * Then every up path with a back-to-back rate gets credit = its rate times
- * its round trip (the least excess since it came up) plus the target
- * latency: (base_ns + target_ns) * 2^20 / ns_per_mib, its bandwidth-delay
- * product and target_ns of queue, clamped to [credit_min, credit_max].
+ * its round trip (its average excess, at most SPRAY_RTT_TARGETS target
+ * latencies) plus the target latency: (base_ns + target_ns) * 2^20 /
+ * ns_per_mib, its bandwidth-delay product and target_ns of queue, clamped
+ * to [credit_min, credit_max].  Without the cap, a path whose own queue
+ * overflows (drops, retransmissions: seconds of excess) got more credit,
+ * so more queue: 2 MiB on a 5 Mbit/s class, 3 s per chunk.
  * Credit for the target latency alone would starve a path whose round trip
  * is longer (a path of 5 MB/s and 50 ms carried 3.5 MB/s).
  *
@@ -509,7 +512,7 @@ u32 spray_stalled(struct spray_sched *s, u64 now_ns, u32 *mask_out)
 enum spray_tune_result spray_tune(struct spray_sched *s, u64 now_ns)
 {
 	enum spray_tune_result res = SPRAY_TUNE_KEPT;
-	u64 need, rise, sum_need = 0, sum_floor = 0, credit;
+	u64 need, rise, sum_need = 0, sum_floor = 0, credit, rtt;
 	bool voters = false, queueing = false;
 	struct spray_path *p;
 	u32 i;
@@ -559,8 +562,8 @@ enum spray_tune_result spray_tune(struct spray_sched *s, u64 now_ns)
 		}
 		if (p->state != SPRAY_PATH_UP || !p->rate_busy)
 			continue;
-		credit = div64_u64((s->target_ns + p->base_ns) << 20,
-				   p->ns_per_mib);
+		rtt = spray_min(p->base_ns, SPRAY_RTT_TARGETS * s->target_ns);
+		credit = div64_u64((s->target_ns + rtt) << 20, p->ns_per_mib);
 		if (credit < s->credit_min)
 			credit = s->credit_min;
 		if (credit > s->credit_max)

@@ -38,6 +38,12 @@
 #define SPRAY_CREDIT_CEIL	(1ULL << 32)
 /* Largest target latency and stall timeout: about 18 minutes. */
 #define SPRAY_TIME_CEIL		(1ULL << 40)
+/*
+ * The round trip a credit covers is at most this many target latencies:
+ * delay beyond it is queueing (a path that drops and retransmits reads as
+ * seconds of it), and credit for it would only queue more.
+ */
+#define SPRAY_RTT_TARGETS	4
 /* Completions a path needs since the last chunk size change to vote. */
 #define SPRAY_TUNE_SAMPLES	8
 /* Adjustments with votes after a shrink during which the size may not grow. */

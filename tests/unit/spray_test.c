@@ -590,6 +590,24 @@ static void tune_clamps_credit_and_waits(void)
 }
 
 /*
+ * A round trip longer than SPRAY_RTT_TARGETS target latencies is
+ * queueing: 2 GB/s with 1 ms of excess would be 2.2 MB of credit; it gets
+ * 2 GB/s times (4 + 1) * 100 us, 1 MB.
+ */
+static void tune_caps_round_trip(void)
+{
+	struct spray_params p = params();
+	u64 now;
+
+	CHECK(spray_sched_init(&s, 1, &p) == 0);
+	now = feed(0, 0, 3, 1, 2000, 1000000);
+	CHECK(s.path[0].base_ns > 900000);
+	CHECK(spray_tune(&s, now) == SPRAY_TUNE_KEPT);
+	CHECK(s.path[0].credit >= 990000 && s.path[0].credit <= 1010000);
+	PASS();
+}
+
+/*
  * A parent that completes in bursts (four chunks within 3 us, every four
  * chunks' time): single gaps say 1 us or 4 chunks' time, a window of
  * them says the rate.  64 KiB at 1000 B/us is 65.5 us: 1 MiB in ~1.05 ms.
@@ -1113,6 +1131,7 @@ int main(void)
 	tune_keeps_size_without_overhead();
 	tune_shrinks_under_rising_latency();
 	tune_clamps_credit_and_waits();
+	tune_caps_round_trip();
 	rate_window_sums_bursts();
 	share_tune_steps_and_bounds();
 	share_tune_settles_at_path0_rate();
