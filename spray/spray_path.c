@@ -742,6 +742,13 @@ static int spray_post_chunk(struct spray_qp *sq, u32 idx, u32 i)
 	return 0;
 }
 
+/* @wr will complete on QP 0's CQ (the QP signals all, or @wr asks). */
+static bool spray_signaled(const struct spray_qp *sq,
+			   const struct ib_send_wr *wr)
+{
+	return sq->sqp->sig_all || (wr->send_flags & IB_SEND_SIGNALED);
+}
+
 /*
  * @wr was posted on QP 0: if signaled, its completion's place in the fix
  * ring, with the byte count to report (@len, or 0 to leave it).  With the
@@ -754,7 +761,7 @@ static void spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
 {
 	unsigned long flags;
 
-	if (!sq->sqp->sig_all && !(wr->send_flags & IB_SEND_SIGNALED))
+	if (!spray_signaled(sq, wr))
 		return;
 	spin_lock_irqsave(&sq->fixlock, flags);
 	if (sq->fix_tail - sq->fix_head <= sq->fix_mask) {
@@ -784,7 +791,7 @@ static int spray_q0_post(struct spray_qp *sq, const struct ib_send_wr *wr,
 	 * counts as full (-ENOMEM: a request of the queue waits, one posted
 	 * straight is refused, as by a full send queue).
 	 */
-	if (sq->don && (sq->sqp->sig_all || (wr->send_flags & IB_SEND_SIGNALED)) &&
+	if (sq->don && spray_signaled(sq, wr) &&
 	    sq->fix_tail - READ_ONCE(sq->fix_head) > sq->fix_mask) {
 		WRITE_ONCE(sq->fix_wait, true);
 		return -ENOMEM;
