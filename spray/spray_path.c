@@ -286,9 +286,10 @@ static const char *const spray_state_names[] = {
  * @fix_mask: entries of @fix, minus 1
  * @fix_head: oldest entry of @fix
  * @fix_tail: next free entry of @fix
- * @fix_wait: a request waits for room in @fix (spray_q0_post()); the
- *	application's next poll of one of QP 0's completions kicks the data
- *	path (spray_wc_fixup())
+ * @fix_wait: a request of the queue waits for room on QP 0 (in @fix:
+ *	spray_q0_post(), or in its send queue: spray_kick()); the
+ *	application's next poll of one of QP 0's send completions kicks the
+ *	data path (spray_wc_fixup())
  * @parked: path QPs gone from use, destroyed SPRAY_PARK_MS later
  *	(spray_reap(); under @lock)
  * @parked_at: when each was parked (jiffies)
@@ -858,14 +859,19 @@ void spray_wc_fixup(struct stl_qp *sqp, struct ib_wc *wc)
 				wc->byte_len = min_t(u64, x->len, U32_MAX);
 			WRITE_ONCE(sq->q0_done, x->q0);
 			sq->fix_head++;
-			/* Room again for what waits: the data path goes on. */
-			if (READ_ONCE(sq->fix_wait) && !READ_ONCE(sq->cq_off)) {
-				WRITE_ONCE(sq->fix_wait, false);
-				queue_work(system_wq, &sq->cq_work);
-			}
 		}
 	}
 	spin_unlock(&sq->fixlock);
+	/*
+	 * Room again (in the fix ring, or in QP 0's send queue, which a
+	 * completion frees) for what waits: the data path goes on.  Pairs
+	 * with the barrier in spray_kick().
+	 */
+	smp_mb();
+	if (READ_ONCE(sq->fix_wait) && !READ_ONCE(sq->cq_off)) {
+		WRITE_ONCE(sq->fix_wait, false);
+		queue_work(system_wq, &sq->cq_work);
+	}
 }
 
 /*
@@ -992,8 +998,20 @@ static void spray_kick(struct spray_qp *sq)
 	while (sq->order.head != sq->order.done) {
 		f = spray_fwr(sq, sq->order.head);
 		ret = spray_post_head(sq);
-		if (ret == -ENOMEM)
-			break;
+		if (ret == -ENOMEM) {
+			/*
+			 * QP 0 is full: its next completion the application
+			 * polls kicks again (spray_wc_fixup()).  Asked first,
+			 * then tried again, so a completion polled in between
+			 * is not missed.
+			 */
+			WRITE_ONCE(sq->fix_wait, true);
+			/* Pairs with spray_wc_fixup()'s: flag, then room. */
+			smp_mb();
+			ret = spray_post_head(sq);
+			if (ret == -ENOMEM)
+				break;
+		}
 		if (ret)
 			ibdev_dbg(&sq->sdev->ibdev, "QP %u: QP 0 refused a request (%d), dropped\n",
 				  sq->qpn, ret);
@@ -1039,7 +1057,10 @@ static void spray_data_on(struct spray_qp *sq)
 /*
  * Stop the data path before the paths go: chunks in flight are given up,
  * and every request waiting goes to QP 0, whole where it lost chunks (QP 0
- * in the error state flushes them to the application).  sq->lock held.
+ * in the error state flushes them to the application).  What QP 0 has no
+ * room for stays in the queue, in order, and follows as QP 0 completes
+ * (spray_kick() from @cq_work); requests posted meanwhile queue behind
+ * it.  sq->lock held.
  */
 static void spray_data_off(struct spray_qp *sq)
 {
@@ -1063,11 +1084,25 @@ static void spray_data_off(struct spray_qp *sq)
 		}
 		sq->cut_next = sq->order.tail;
 		spray_kick(sq);
-		/* What QP 0 could not take (it was reset): dropped. */
-		sq->order.head = sq->order.tail;
-		sq->order.done = sq->order.tail;
-		memset(sq->kinds, 0, sizeof(sq->kinds));
+		if (sq->order.head != sq->order.tail)
+			ibdev_dbg(&sq->sdev->ibdev, "QP %u: %u requests wait for room on QP 0\n",
+				  sq->qpn, spray_order_count(&sq->order));
 	}
+	spin_unlock_bh(&sq->dlock);
+}
+
+/*
+ * QP 0 was reset (or goes): the requests still waiting for it are
+ * dropped, as a reset drops what its send queue held.
+ */
+static void spray_data_reset(struct spray_qp *sq)
+{
+	spin_lock_bh(&sq->dlock);
+	sq->order.head = sq->order.tail;
+	sq->order.done = sq->order.tail;
+	sq->cut_next = sq->order.tail;
+	memset(sq->kinds, 0, sizeof(sq->kinds));
+	WRITE_ONCE(sq->fix_wait, false);
 	spin_unlock_bh(&sq->dlock);
 }
 
@@ -1108,7 +1143,7 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 	if (!sq || !smp_load_acquire(&sq->fix))
 		return 1;
 	spin_lock_bh(&sq->dlock);
-	if (!sq->don) {
+	if (!sq->don && sq->order.head == sq->order.tail) {
 		/* Straight to QP 0, in the fix ring (spray_fix_add()). */
 		ret = spray_q0_post(sq, wr, len, 0);
 		goto out;
@@ -1118,7 +1153,8 @@ int spray_post_send(struct stl_qp *sqp, const struct stl_send_buf *b)
 	 * two chunks or more, not inline, not fenced, with nothing of another
 	 * kind waiting before it.
 	 */
-	cut = kind != SPRAY_KIND_OTHER && !(wr->send_flags & IB_SEND_INLINE) &&
+	cut = sq->don && kind != SPRAY_KIND_OTHER &&
+	      !(wr->send_flags & IB_SEND_INLINE) &&
 	      wr->num_sge <= SPRAY_SGE_MAX &&
 	      len >= 2 * (u64)sq->sched.chunk &&
 	      !sq->kinds[SPRAY_KIND_OTHER] &&
@@ -1280,6 +1316,9 @@ static void spray_cq_work(struct work_struct *work)
 		now = spray_now();
 		spray_tune(&sq->sched, now);
 		spray_q0_share(sq, now);
+	} else if (sq->order.head != sq->order.tail) {
+		/* Left by spray_data_off(): to QP 0 as it has room. */
+		spray_kick(sq);
 	}
 	spin_unlock_bh(&sq->dlock);
 	if (READ_ONCE(sq->cq_off))
@@ -2069,6 +2108,7 @@ void spray_qp_destroy(struct stl_qp *sqp)
 	spray_put(sq);
 	wait_for_completion(&sq->idle);
 	spray_drop_paths(sq, 1);
+	spray_data_reset(sq);
 	spray_reap(sq, true);
 	/*
 	 * Once RCU says so, pollers (spray_wc_fixup()) no longer see @sq and
@@ -2138,6 +2178,7 @@ void spray_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 		spray_drop_paths(sq, 1);
 		/* A reset QP 0 completes nothing more. */
 		if (attr->qp_state == IB_QPS_RESET) {
+			spray_data_reset(sq);
 			spin_lock_irq(&sq->fixlock);
 			sq->fix_head = sq->fix_tail;
 			spin_unlock_irq(&sq->fixlock);

@@ -4,7 +4,8 @@
  * devices of this host, checked byte for byte, for the spray data path:
  * large requests are cut into chunks over the QP's paths.
  *
- *   stl_spray_data -a DEV_A -b DEV_B [-g GID_INDEX] [-s SECONDS] [-r FILE] [-u]
+ *   stl_spray_data -a DEV_A -b DEV_B [-g GID_INDEX] [-s SECONDS] [-r FILE]
+ *                  [-u | -e]
  *
  * It waits until both devices count the QP pair's paths up
  * (spray_qps_up), then runs rounds until SECONDS have passed (one round
@@ -27,6 +28,12 @@
  * free, four cut 1 MiB WRITEs whose tails wait for the application's
  * polls; every completion in post order with its byte count, the bytes
  * at B, and posting again once all are polled.
+ * With -e instead, the QP moved to the error state while QP 0 is full
+ * (QPs of 16 send WRs): a SEND that B has no receive for (RNR, retried
+ * for ever) holds QP 0, 4 KiB WRITEs fill it until ENOMEM, and four cut
+ * 1 MiB WRITEs wait for it; then A's QP goes to ERROR.  Every request
+ * posted must complete once, flushed, in post order (none lost with the
+ * paths), and no completion more; then the QP goes to RESET.
  * FILE is created once the first round passed.  Every failure prints
  * "SPRAYDATA FAIL <what>"; exit 0 when all rounds passed, 3 on a failure,
  * 2 on a setup failure.
@@ -65,17 +72,18 @@ static double now_s(void)
 }
 
 /* A PD, a CQ, an RC QP and BUF_LEN registered for remote access. */
-static int unpolled;
+static int unpolled, errstate;
 
 static int open_dev(struct dev *d, int gid_index)
 {
-	const struct ibv_qp_cap cap = { .max_send_wr = unpolled ? 16 : MAX_WRS,
+	const struct ibv_qp_cap cap = { .max_send_wr = unpolled || errstate ?
+						       16 : MAX_WRS,
 					.max_recv_wr = 8, .max_send_sge = 2,
 					.max_recv_sge = 1 };
 	char why[160];
 
 	if (tlib_side_open_caps(&d->s, d->name, gid_index, &cap, 0,
-				unpolled ? 1024 : 2 * MAX_WRS, why,
+				unpolled || errstate ? 1024 : 2 * MAX_WRS, why,
 				sizeof(why))) {
 		printf("SPRAYDATA setup failed: %s\n", why);
 		return 2;
@@ -430,6 +438,102 @@ static int unpolled_test(struct dev *a, struct dev *b)
 	return expect_order(a, ids, lens, 1, IBV_WC_RDMA_WRITE);
 }
 
+/* See -e at the top. */
+static int error_test(struct dev *a, struct dev *b)
+{
+	static uint64_t ids[UNPOLLED_MAX + 16];
+	struct ibv_sge sge = { (uintptr_t)a->buf, 64, a->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 5000, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+	int n = 0, full, i, rc;
+
+	fill(a->buf, BUF_LEN, 777);
+	/* B has no receive posted: the SEND waits (RNR) and holds QP 0. */
+	rc = ibv_post_send(a->s.qp, &wr, &bad);
+	if (rc) {
+		printf("SPRAYDATA FAIL SEND: %s\n", strerror(rc));
+		return -1;
+	}
+	ids[n++] = 5000;
+	usleep(100000);
+	while (n < UNPOLLED_MAX) {
+		rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+		if (rc == ENOMEM)
+			break;
+		if (rc) {
+			printf("SPRAYDATA FAIL post %d: %s, want success or ENOMEM\n",
+			       n, strerror(rc));
+			return -1;
+		}
+		ids[n] = n;
+		n++;
+	}
+	full = n;
+	if (n == UNPOLLED_MAX || n < 16) {
+		printf("SPRAYDATA FAIL %d requests taken behind a SEND that waits, want ENOMEM after 16 or more\n",
+		       n);
+		return -1;
+	}
+	for (i = 0; i < 4; i++) {
+		rc = post_write(a, b, (4 + i) << 20, 1 << 20, 9000 + i);
+		if (rc) {
+			printf("SPRAYDATA FAIL cut WRITE %d with QP 0 full: %s\n",
+			       i, strerror(rc));
+			return -1;
+		}
+		ids[n++] = 9000 + i;
+	}
+	printf("SPRAYDATA QP 0 full after %d requests (a SEND that waits first), 4 cut WRITEs queued\n",
+	       full);
+	/* Their chunks go on the paths; their tails wait for QP 0. */
+	usleep(500000);
+	if (ibv_poll_cq(a->s.cq, 1, &wc)) {
+		printf("SPRAYDATA FAIL a completion (wr_id %llu, %s) before the error state, with QP 0 held by a SEND\n",
+		       (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	rc = ibv_modify_qp(a->s.qp, &attr, IBV_QP_STATE);
+	if (rc) {
+		printf("SPRAYDATA FAIL modify QP to ERROR: %s\n", strerror(rc));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (poll_one(a, &wc)) {
+			printf("SPRAYDATA FAIL %d of %d requests completed after the error state\n",
+			       i, n);
+			return -1;
+		}
+		if (wc.wr_id != ids[i] || wc.status != IBV_WC_WR_FLUSH_ERR) {
+			printf("SPRAYDATA FAIL completion %d after the error state: wr_id %llu status %s, want wr_id %llu %s (post order)\n",
+			       i, (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status),
+			       (unsigned long long)ids[i],
+			       ibv_wc_status_str(IBV_WC_WR_FLUSH_ERR));
+			return -1;
+		}
+	}
+	usleep(300000);
+	if (ibv_poll_cq(a->s.cq, 1, &wc)) {
+		printf("SPRAYDATA FAIL completion %d (wr_id %llu) after all %d were flushed\n",
+		       n, (unsigned long long)wc.wr_id, n);
+		return -1;
+	}
+	printf("SPRAYDATA all %d requests flushed once, in post order\n", n);
+	attr.qp_state = IBV_QPS_RESET;
+	rc = ibv_modify_qp(a->s.qp, &attr, IBV_QP_STATE);
+	if (rc) {
+		printf("SPRAYDATA FAIL modify QP to RESET: %s\n", strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct dev a = { 0 }, b = { 0 };
@@ -439,7 +543,7 @@ int main(int argc, char **argv)
 	unsigned int round = 0;
 	int opt, gid_index = 1;
 
-	while ((opt = getopt(argc, argv, "a:b:g:s:r:H:u")) != -1) {
+	while ((opt = getopt(argc, argv, "a:b:g:s:r:H:ue")) != -1) {
 		switch (opt) {
 		case 'a': a.name = optarg; break;
 		case 'b': b.name = optarg; break;
@@ -448,8 +552,9 @@ int main(int argc, char **argv)
 		case 'r': ready = optarg; break;
 		case 'H': hold = optarg; break;
 		case 'u': unpolled = 1; break;
+		case 'e': errstate = 1; break;
 		default:
-			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE] [-H HOLD_FILE] [-u]\n",
+			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE] [-H HOLD_FILE] [-u | -e]\n",
 				argv[0]);
 			return 2;
 		}
@@ -479,6 +584,14 @@ int main(int argc, char **argv)
 			return 3;
 		}
 		printf("SPRAYDATA ok: completions left unpolled, byte counts and order kept\n");
+		return 0;
+	}
+	if (errstate) {
+		if (error_test(&a, &b)) {
+			printf("SPRAYDATA FAIL with QP 0 full at the error state\n");
+			return 3;
+		}
+		printf("SPRAYDATA ok: error state with QP 0 full, every request flushed once in order\n");
 		return 0;
 	}
 	end = now_s() + secs;

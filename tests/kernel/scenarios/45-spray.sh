@@ -553,6 +553,20 @@ s_spray_data_unpolled() {
 	[[ -z $WHY ]]
 }
 
+# The QP moved to the error state while QP 0 is full (a SEND held by RNR,
+# then WRITEs until ENOMEM) and cut WRITEs wait for it: every request the
+# application posted completes once, flushed, in post order; none is lost
+# with the paths.
+s_spray_error_state_flushes_all() {
+	local log=$STL_LOGDIR/spray-error-state.log rc=0
+	timeout -k 5 120 build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" -e >"$log" 2>&1 || rc=$?
+	cat "$log"
+	((rc == 0)) || why "stl_spray_data -e exited $rc"
+	grep -q '^SPRAYDATA ok' "$log" || why "stl_spray_data -e printed no ok line"
+	! grep -q 'SPRAYDATA FAIL' "$log" || why "stl_spray_data -e: $(grep -m1 'SPRAYDATA FAIL' "$log")"
+	[[ -z $WHY ]]
+}
+
 scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
 scenario spray_exchange_connects_paths_stellar0_stellar1 s_spray_exchange_stellar_peers
 scenario spray_plain_rxe_peer_stays_on_one_path s_spray_plain_peer_stays_on_one_path
@@ -565,3 +579,4 @@ scenario spray_data_writes_reads_over_paths_bytes_intact s_spray_data_path
 scenario spray_data_failed_path_chunks_reposted s_spray_data_failover
 scenario spray_data_process_killed_mid_transfer s_spray_data_kill9
 scenario spray_data_completions_unpolled_byte_counts_kept s_spray_data_unpolled
+scenario spray_error_state_with_qp0_full_flushes_every_request s_spray_error_state_flushes_all
