@@ -2454,10 +2454,11 @@ static int spray_qps_show(struct seq_file *f, void *unused)
 			   READ_ONCE(sq->n), don ? "on" : "off",
 			   don ? chunk : 0, don ? share : 0, q0, cut);
 		for (i = 1; i < n; i++) {
-			seq_printf(f, " path%u_bytes %llu path%u_chunks %llu path%u_reposts %llu path%u_data %s",
+			seq_printf(f, " path%u_bytes %llu path%u_chunks %llu path%u_reposts %llu path%u_data %s path%u_sport %u",
 				   i, pc[i].bytes, i, pc[i].chunks, i,
 				   pc[i].reposts, i,
-				   pc[i].state == SPRAY_PATH_UP ? "up" : "down");
+				   pc[i].state == SPRAY_PATH_UP ? "up" : "down",
+				   i, READ_ONCE(sq->sport[i]));
 			/* What the scheduler measured and allows (rate KB/s). */
 			seq_printf(f, " path%u_rate_kbs %llu path%u_credit %llu path%u_out %llu path%u_base_us %llu path%u_lat_us %llu path%u_errors %llu path%u_stalls %llu",
 				   i, pc[i].ns_per_mib ?

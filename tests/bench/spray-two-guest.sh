@@ -199,11 +199,48 @@ done
 # The sender samples each path's bytes about every 0.2 s: a timeline, a gnuplot
 # script and, where gnuplot is installed, its chart (PNG) in the output
 # folder; then the bandwidth against the 3-path ideal (3 x one rxe QP) and
-# the time the paths left took to carry at half the rate before the failure.
+# how long the failure took to show (path 1 down in the scheduler) and
+# until the paths left carried again (recovery(), from the timeline).
 FSECS=${STL_BENCH_SPRAY_FAILOVER_SECS:-24}
+
+# recovery TIMELINE: sets RECOVERY from the cumulative per-path bytes:
+# the rate of all paths in the 3 s before the blackhole (BT), then the
+# first 0.5 s window after it in which the paths left (0, 2, 3) carried
+# 70% of their share of that (3/4) again, and the lowest 0.5 s window of
+# the 5 s after it against that share.
+recovery() {
+	RECOVERY="recovery: no blackhole time"
+	[[ $BT == "?" ]] && return
+	RECOVERY=$(awk -v bt="$BT" '
+		!/^#/ { n++; t[n] = $1; all[n] = $2 + $3 + $4 + $5; left[n] = $2 + $4 + $5 }
+		END {
+			for (i = 1; i <= n && t[i] < bt - 3; i++) ;
+			for (j = i; j <= n && t[j] < bt; j++) ;
+			if (i > n || j > n || t[j - 1] <= t[i]) { print "recovery: too few samples before the blackhole"; exit }
+			pre = (all[j - 1] - all[i]) / (t[j - 1] - t[i]);
+			share = pre * 3 / 4; low = -1; rec = -1;
+			for (a = j; a <= n; a++) {
+				for (b = a; b <= n && t[b] < t[a] + 0.5; b++) ;
+				if (b > n) break;
+				r = (left[b] - left[a]) / (t[b] - t[a]);
+				if (rec < 0 && r >= 0.7 * share) rec = t[b] - bt;
+				if (t[a] < bt + 5 && (low < 0 || r < low)) low = r;
+			}
+			when = "never";
+			if (rec >= 0)
+				when = sprintf("%.1f s after the blackhole", rec);
+			frac = 0;
+			if (share > 0)
+				frac = low / share;
+			printf("before: %.2f MB/s on 4 paths; the 3 left back at 70%% of 3/4 of it %s; lowest 0.5 s within 5 s after: %.2f of 3/4 of it\n", pre / 1e6, when, frac);
+		}' "$1")
+}
+
 failover() {
-	local t=0 c="" sp line b1 b2 b3 tl=$STL_OUT/spray-failover.dat
+	local t=0 c="" sp line b0 b1 b2 b3 tl=$STL_OUT/spray-failover.dat
+	local bh=$STL_OUT/spray-failover.bh_us bfd bfifo=/tmp/spray-failover.bh
 	BT="?"
+	DOWN=""
 	PORT=$((PORT + 1))
 	barrier
 	if [[ $ROLE == server ]]; then
@@ -214,17 +251,31 @@ failover() {
 	shape 40 40 40 40 || return 1
 	timeout $((FSECS + 120)) ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$PORT" \
 		-s 1048576 -t "$DEPTH" -D "$FSECS" -u 20 "$STL_PEER_IP" >"$STL_OUT/spray-failover.client" 2>&1 &
-	local pid=$! wpid ws=$STL_OUT/wire.failover
+	local pid=$! wpid ws=$STL_OUT/wire.failover hpid
+	# The blackhole is set by a helper forked now: the sampler only
+	# writes the class to its fifo, and samples on while tc runs (which
+	# took seconds in a guest this busy).  It notes when tc returned.
+	rm -f "$bfifo" "$bh"
+	mkfifo "$bfifo" && exec {bfd}<>"$bfifo" || { echo "bench: no fifo $bfifo" >&2; return 1; }
+	(
+		read -r cls <&"$bfd" || exit 1
+		tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
+			match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match ip sport "$cls" 0x0003 action drop ||
+			{ echo "bench: blackholing class $cls failed" >&2; exit 1; }
+		echo "${EPOCHREALTIME/./}" >"$bh"
+	) &
+	hpid=$!
 	# The wire after the failure: from 3 s after it to 3 s before the end.
 	(sleep $((FSECS / 3 + 3)); wire_sample; sleep $((FSECS > 21 ? FSECS * 2 / 3 - 6 : 1)); wire_sample) >"$ws" &
 	wpid=$!
-	echo "# t_s path1_bytes path2_bytes path3_bytes (sender, cumulative)" >"$tl"
+	echo "# t_s path0_bytes path1_bytes path2_bytes path3_bytes (sender, cumulative: path 0 as posted, the others as completed)" >"$tl"
 	# The sampling loop starts no process (a fork takes a good part of a
 	# second in a guest busy with RDMA): bash's clock, a read of debugfs
 	# spray_qps (the paths' counters without netlink, which takes seconds
 	# there) and a read with a timeout on a fifo nobody writes for a sleep.
 	local t0=${EPOCHREALTIME/./} us l sfd fifo=/tmp/spray-failover.sleep
-	local re='path1_bytes ([0-9]+) .*path2_bytes ([0-9]+) .*path3_bytes ([0-9]+)'
+	local re='path0_bytes ([0-9]+) .*path1_bytes ([0-9]+) .*path1_data ([a-z]+) .*path2_bytes ([0-9]+) .*path3_bytes ([0-9]+)'
 	rm -f "$fifo"
 	mkfifo "$fifo" && exec {sfd}<>"$fifo" || { echo "bench: no fifo $fifo" >&2; return 1; }
 	while kill -0 "$pid" 2>/dev/null; do
@@ -235,39 +286,50 @@ failover() {
 			[[ $l == "stellar0 "*" spray up "* ]] && { line=$l; break; }
 		done </sys/kernel/debug/stellar/spray_qps
 		if [[ $line =~ $re ]]; then
-			b1=${BASH_REMATCH[1]} b2=${BASH_REMATCH[2]} b3=${BASH_REMATCH[3]}
-			echo "$t $b1 $b2 $b3" >>"$tl"
+			b0=${BASH_REMATCH[1]} b1=${BASH_REMATCH[2]}
+			b2=${BASH_REMATCH[4]} b3=${BASH_REMATCH[5]}
+			echo "$t $b0 $b1 $b2 $b3" >>"$tl"
 			if [[ -z $c ]] && ((us >= FSECS * 1000000 / 3)); then
 				sp=$(spray_attr "$line" path1_sport)
-				[[ -n $sp ]] || sp=$(spray_attr "$(spray_qps stellar0 | grep ' spray up ' | head -n 1)" path1_sport)
-				c=$((sp & 3))
-				tc filter add dev eth0 parent 1: protocol ip prio 1 u32 \
-					match ip protocol 17 0xff match ip dport 4791 0xffff \
-					match ip sport "$c" 0x0003 action drop ||
-					echo "bench: blackholing class $c failed" >&2
-				echo "bench: failover: t=$t s: class $c (path 1, source port $sp) now drops everything" >&2
-				echo "# t=$t: class $c (path 1) blackholed" >>"$tl"
-				BT=${t%%.*}
+				c=$((${sp:-0} & 3))
+				echo "$c" >&"$bfd"
+				echo "bench: failover: t=$t s: blackholing class $c (path 1, source port $sp)" >&2
+			fi
+			if [[ -n $c && $BT == "?" && -s $bh ]]; then
+				read -r l <"$bh"
+				l=$((l - t0))
+				printf -v BT '%d.%06d' $((l / 1000000)) $((l % 1000000))
+				echo "# t=$BT: class $c (path 1) blackholed" >>"$tl"
+				echo "bench: failover: t=$BT s: class $c drops everything" >&2
+			fi
+			if [[ $BT != "?" && -z $DOWN && ${BASH_REMATCH[3]} != up ]]; then
+				DOWN=$t
+				echo "# t=$t: path 1 down" >>"$tl"
 			fi
 		fi
 		read -r -t 0.2 -u "$sfd" l
 	done
 	exec {sfd}<&-
 	rm -f "$fifo"
+	kill "$hpid" 2>/dev/null
+	wait "$hpid" 2>/dev/null
+	exec {bfd}<&-
+	rm -f "$bfifo"
 	wait "$pid"
 	echo "bench: failover: ib_write_bw exited $? ($(grep -c . "$STL_OUT/spray-failover.client") lines)" >&2
 	BW=$(awk '/#bytes/ { getline; print $4; exit }' "$STL_OUT/spray-failover.client")
 	wait "$wpid"
 	WIRE=$(wire_rate "$(sed -n 1p "$ws")" "$(sed -n 2p "$ws")" "$c")
 	printf -v WIRE '%.2f' "${WIRE:-0}"
-	awk '!/^#/ { if (pt != "") printf "%s %.3f %.3f %.3f\n", $1, ($2 - p2) / ($1 - pt) / 1e6, ($3 - p3) / ($1 - pt) / 1e6, ($4 - p4) / ($1 - pt) / 1e6; pt = $1; p2 = $2; p3 = $3; p4 = $4 }' \
+	awk '!/^#/ { if (pt != "") printf "%s %.3f %.3f %.3f %.3f\n", $1, ($2 - p0) / ($1 - pt) / 1e6, ($3 - p1) / ($1 - pt) / 1e6, ($4 - p2) / ($1 - pt) / 1e6, ($5 - p3) / ($1 - pt) / 1e6; pt = $1; p0 = $2; p1 = $3; p2 = $4; p3 = $5 }' \
 		"$tl" >"$tl.rate"
+	recovery "$tl"
 	cat >"$STL_OUT/spray-failover.gp" <<-GP
 	set terminal png size 900,500
 	set output "$STL_OUT/spray-failover.png"
-	set title "One Stellar QP, 4 paths of 40 Mbit/s; path 1 blackholed at $BT s (QP 0 carries the tails, not shown)"
-	set xlabel "time (s)"; set ylabel "MB/s sent (sender, per path)"
-	plot "$tl.rate" using 1:2 title "path 1" with lines, "" using 1:3 title "path 2" with lines, "" using 1:4 title "path 3" with lines
+	set title "One Stellar QP, 4 paths of 40 Mbit/s; path 1 blackholed at ${BT%.*} s"
+	set xlabel "time (s)"; set ylabel "MB/s (sender, per path)"
+	plot "$tl.rate" using 1:2 title "path 0 (QP 0, the tails, as posted)" with lines, "" using 1:3 title "path 1" with lines, "" using 1:4 title "path 2" with lines, "" using 1:5 title "path 3" with lines
 	GP
 	if command -v gnuplot >/dev/null; then
 		gnuplot "$STL_OUT/spray-failover.gp" && echo "bench: failover chart: spray-failover.png" >&2
@@ -277,11 +339,12 @@ failover() {
 ((FSECS > 0)) && failover
 if [[ $ROLE == client ]] && ((FSECS > 0)); then
 	printf "\n-- failover: 4 classes of 40 Mbit/s, %d s, path 1's class blackholed at %s s\n" "$FSECS" "$BT"
+	echo "  path 1 down in the scheduler: ${DOWN:-never seen} (t s); $RECOVERY"
 	printf "%-26s %10s %10s %14s\n" "sender" "wire MB/s" "perftest" "vs 3 x 1 QP"
 	printf "%-26s %10s %10s %14.2f\n" "stellar0, 1 QP, 4 paths" "$WIRE" "${BW:-?}" \
 		"$(echo "${WIRE:-0} / (3 * ${base:-1})" | bc -l)"
 	echo "  (wire: the 3 classes left, from 3 s after the failure to 3 s before the end)"
-	echo "  t_s path1 path2 path3 (MB/s sent per path since the sample before)"
+	echo "  t_s path0 path1 path2 path3 (MB/s per path since the sample before)"
 	awk '{ print "  " $0 }' "$STL_OUT/spray-failover.dat.rate" | head -n 80
 fi
 # What the Stellar runs did on the sender: requests cut, chunks, reposts.
