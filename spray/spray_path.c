@@ -138,13 +138,18 @@ static_assert(SPRAY_MAX_PATHS == STL_SPRAY_MAX_PATHS);
 /* A path check's parent wr_id: this bit, the path << 1, the epoch parity. */
 #define SPRAY_WRID_CHECK	BIT_ULL(63)
 /*
- * Path QPs' own RC timers: ~67 ms local ACK timeout (QP 0's where longer:
+ * Path QPs' own RC timers: ~268 ms local ACK timeout (QP 0's where longer:
  * a path's queues are as deep as QP 0's, and a timeout shorter than them
  * only resends), 5 retries: a path that answers nothing fails its check
- * within half a second at the least.  (Not 7: rxe takes a retry count of 7
- * as "retry forever", as IBTA does for RNR.)
+ * within 1.6 s.  The timeout must outlast the gap between two ACKs: a
+ * requester asks for one at the end of each message and every 128
+ * packets (rxe), so a 64 KiB chunk on a 5 Mbit/s path is 105 ms without
+ * one, and with ~67 ms (14) such a path resent its whole queue again and
+ * again; 268 ms covers 128 KiB at 5 Mbit/s.  A path that stalls is also
+ * taken down by spray_stalled().  (Not 7 retries: rxe takes a retry count
+ * of 7 as "retry forever", as IBTA does for RNR.)
  */
-#define SPRAY_PATH_TIMEOUT	14
+#define SPRAY_PATH_TIMEOUT	16
 #define SPRAY_PATH_RETRY	5
 
 /* A CID-style identifier (locally administered bit set): "Stellar". */

@@ -200,14 +200,14 @@ done
 # script and, where gnuplot is installed, its chart (PNG) in the output
 # folder; then the bandwidth against the 3-path ideal (3 x one rxe QP) and
 # how long the failure took to show (path 1 down in the scheduler) and
-# until the paths left carried again (recovery(), from the timeline).
+# how long the paths left carried less (recovery(), from the timeline).
 FSECS=${STL_BENCH_SPRAY_FAILOVER_SECS:-24}
 
 # recovery TIMELINE: sets RECOVERY from the cumulative per-path bytes:
-# the rate of all paths in the 3 s before the blackhole (BT), then the
-# first 0.5 s window after it in which the paths left (0, 2, 3) carried
-# 70% of their share of that (3/4) again, and the lowest 0.5 s window of
-# the 5 s after it against that share.
+# the rate of all paths in the 3 s before the blackhole (BT), then, over
+# the 0.5 s windows that start in the 8 s after it, until when the paths
+# left (0, 2, 3) carried less than 70% of their share of that (3/4), and
+# the lowest window against that share.
 recovery() {
 	RECOVERY="recovery: no blackhole time"
 	[[ $BT == "?" ]] && return
@@ -218,21 +218,21 @@ recovery() {
 			for (j = i; j <= n && t[j] < bt; j++) ;
 			if (i > n || j > n || t[j - 1] <= t[i]) { print "recovery: too few samples before the blackhole"; exit }
 			pre = (all[j - 1] - all[i]) / (t[j - 1] - t[i]);
-			share = pre * 3 / 4; low = -1; rec = -1;
-			for (a = j; a <= n; a++) {
+			share = pre * 3 / 4; low = -1; last = -1;
+			for (a = j; a <= n && t[a] < bt + 8; a++) {
 				for (b = a; b <= n && t[b] < t[a] + 0.5; b++) ;
 				if (b > n) break;
 				r = (left[b] - left[a]) / (t[b] - t[a]);
-				if (rec < 0 && r >= 0.7 * share) rec = t[b] - bt;
-				if (t[a] < bt + 5 && (low < 0 || r < low)) low = r;
+				if (r < 0.7 * share) last = t[b] - bt;
+				if (low < 0 || r < low) low = r;
 			}
-			when = "never";
-			if (rec >= 0)
-				when = sprintf("%.1f s after the blackhole", rec);
+			when = "never under 70% of 3/4 of it";
+			if (last >= 0)
+				when = sprintf("under 70%% of 3/4 of it until %.1f s after the blackhole", last);
 			frac = 0;
 			if (share > 0)
 				frac = low / share;
-			printf("before: %.2f MB/s on 4 paths; the 3 left back at 70%% of 3/4 of it %s; lowest 0.5 s within 5 s after: %.2f of 3/4 of it\n", pre / 1e6, when, frac);
+			printf("before: %.2f MB/s on 4 paths; the 3 left %s; their lowest 0.5 s: %.2f of 3/4 of it\n", pre / 1e6, when, frac);
 		}' "$1")
 }
 
