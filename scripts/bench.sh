@@ -25,10 +25,11 @@
 #   8. spray: 4 rate-limited paths (tc classes per UDP source port) between
 #      two VMs, one rxe QP vs 4 hashed rxe QPs vs one Stellar QP with its
 #      paths, equal and unequal classes, then a path blackholed mid-run
-#      (tests/bench/spray-two-guest.sh)
+#      (tests/bench/spray-two-guest.sh), with a chart of the failover run;
+#      then the same at fabric scale, simulated (tools/spraysim), with charts
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh --bench
 make -s all
 
 # perftest over upstream releases' libibverbs and librxe as well
@@ -94,3 +95,34 @@ run "$out/emtt" 0 -t 900 -m 4608 tests/bench/emtt-guest.sh
 echo
 echo "== spray: 4 paths as tc classes by UDP source port, two VMs: one rxe QP, 4 rxe QPs, one Stellar QP"
 run "$out/spray" 1 -n 2 -t 900 tests/bench/spray-two-guest.sh
+# The failover chart, drawn here (the guests have no gnuplot).
+if (cd "$out/spray/vm1" && gnuplot spray-failover.gp); then
+	echo "bench: failover chart: $out/spray/vm1/spray-failover.png"
+else
+	echo "bench: the failover chart could not be drawn (gnuplot: scripts/deps.sh --bench)"
+fi
+echo
+echo "== spray at fabric scale (tools/spraysim, calibrated by the two-VM run above: calib/two-vm.conf)"
+sim=build/tools/spraysim
+simout=$out/spraysim
+mkdir -p "$simout"
+# Ring all-reduce steps over 1024 hosts (32 leaves of 32, 16 spines) and
+# an all-to-all over 256 (16 of 16, 16 spines, 16 paths), 4 failed cables
+# each: ECMP vs spray vs spray with failover, a table each and a chart of
+# the goodput over time.
+sim_run() {
+	local name=$1
+	shift
+	echo "-- $name"
+	"$sim" --calib tools/spraysim/calib/two-vm.conf --fail 4 \
+		--timeline "$simout/$name.dat" --gnuplot "$simout/$name.gp" "$@" ||
+		{ echo "bench: spraysim $name failed"; exit 1; }
+	if gnuplot "$simout/$name.gp"; then
+		echo "bench: chart: $simout/$name.dat.png"
+	else
+		echo "bench: the $name chart could not be drawn (gnuplot: scripts/deps.sh --bench)"
+	fi
+}
+sim_run ring-1024 --leaves 32 --spines 16 --hosts-per-leaf 32 --traffic ring --bytes 1G
+sim_run alltoall-256 --leaves 16 --spines 16 --hosts-per-leaf 16 --paths 16 \
+	--traffic alltoall --bytes 16M

@@ -9,6 +9,8 @@
 #   scripts/deps.sh --checkpatch  make sure checkpatch.pl is extracted from the
 #                                 kernel source package; print its path on stdout
 #   scripts/deps.sh --list        print the package list
+#   scripts/deps.sh --bench       install what is missing, and what only
+#                                 make bench needs (gnuplot, for its charts)
 #
 # Besides Debian 12's own kernel (6.1), Stellar is tested on Debian's 6.12
 # kernel for bookworm: deps.sh adds bookworm-backports as an apt source
@@ -62,6 +64,9 @@ PACKAGES=(
 	# debug test kernel (scripts/debug-kernel.sh), built from linux-source
 	flex bison libelf-dev
 )
+
+# Only for make bench: gnuplot draws its charts (PNG, cairo terminals).
+BENCH_PACKAGES=(gnuplot-nox)
 
 # The second test kernel: the newest 6.12 for bookworm (backports, security).
 BPO_SUITE=bookworm-backports
@@ -247,7 +252,8 @@ usage() {
 }
 
 case ${1:-} in
-"")
+""|--bench)
+	[[ ${1:-} == --bench ]] && PACKAGES+=("${BENCH_PACKAGES[@]}")
 	install_packages
 	install_bpo_kernel
 	PACKAGES=("${BPO_PACKAGES[@]}")

@@ -324,15 +324,17 @@ failover() {
 	awk '!/^#/ { if (pt != "") printf "%s %.3f %.3f %.3f %.3f\n", $1, ($2 - p0) / ($1 - pt) / 1e6, ($3 - p1) / ($1 - pt) / 1e6, ($4 - p2) / ($1 - pt) / 1e6, ($5 - p3) / ($1 - pt) / 1e6; pt = $1; p0 = $2; p1 = $3; p2 = $4; p3 = $5 }' \
 		"$tl" >"$tl.rate"
 	recovery "$tl"
+	local btr=$BT
+	[[ $BT == "?" ]] || printf -v btr '%.1f' "$BT"
 	cat >"$STL_OUT/spray-failover.gp" <<-GP
 	set terminal png size 900,500
-	set output "$STL_OUT/spray-failover.png"
-	set title "One Stellar QP, 4 paths of 40 Mbit/s; path 1 blackholed at ${BT%.*} s"
+	set output "spray-failover.png"
+	set title "One Stellar QP, 4 paths of 40 Mbit/s; path 1 blackholed at $btr s"
 	set xlabel "time (s)"; set ylabel "MB/s (sender, per path)"
-	plot "$tl.rate" using 1:2 title "path 0 (QP 0, the tails, as posted)" with lines, "" using 1:3 title "path 1" with lines, "" using 1:4 title "path 2" with lines, "" using 1:5 title "path 3" with lines
+	plot "spray-failover.dat.rate" using 1:2 title "path 0 (QP 0, the tails, as posted)" with lines, "" using 1:3 title "path 1" with lines, "" using 1:4 title "path 2" with lines, "" using 1:5 title "path 3" with lines
 	GP
 	if command -v gnuplot >/dev/null; then
-		gnuplot "$STL_OUT/spray-failover.gp" && echo "bench: failover chart: spray-failover.png" >&2
+		(cd "$STL_OUT" && gnuplot spray-failover.gp) && echo "bench: failover chart: spray-failover.png" >&2
 	fi
 }
 # STL_BENCH_SPRAY_FAILOVER_SECS=0 leaves the failover run out.
