@@ -586,8 +586,9 @@ enum spray_tune_result spray_tune(struct spray_sched *s, u64 now_ns)
  * path 0, it should take less; else, when chunks wait for the other
  * paths, they are the bottleneck and path 0 should take more; when
  * neither, the application sets the pace and the share stays.  Requests
- * are cut just before they go, so a change acts at once.  The share moves
- * by SPRAY_SHARE_STEP at most once per @s->tune_ns, within
+ * are cut just before they go, so a change acts at once, but what it does
+ * shows only as the requests in flight complete.  The share moves by
+ * SPRAY_SHARE_STEP at most once per SPRAY_SHARE_TUNES * @s->tune_ns, within
  * [@s->share_min, @s->share_max]: it settles where neither side waits on
  * the other, at path 0's part of the paths' rates whatever they are.
  *
@@ -597,7 +598,7 @@ u32 spray_share_tune(struct spray_sched *s, u64 now_ns, bool paths_full,
 		     bool path0_full)
 {
 	if (s->share_tuned && now_ns >= s->last_share_ns &&
-	    now_ns - s->last_share_ns < s->tune_ns)
+	    now_ns - s->last_share_ns < SPRAY_SHARE_TUNES * s->tune_ns)
 		return s->share;
 	s->share_tuned = true;
 	s->last_share_ns = now_ns;

@@ -52,10 +52,16 @@
 #define SPRAY_EWMA_SHIFT	3
 /*
  * Path 0's share of a cut work request (its tail), in 1/SPRAY_SHARE_ONE:
- * an even share at first, moved by SPRAY_SHARE_STEP per adjustment.
+ * an even share at first, moved by SPRAY_SHARE_STEP per adjustment, at
+ * most once per SPRAY_SHARE_TUNES tune periods (80 ms).  What the share
+ * does shows in its signals only as the requests in flight complete, up
+ * to a second later; moved every 10 ms it swung by a fifth of each
+ * request around where it belongs (QP 0 between 1 and 7 MB/s on a 5 MB/s
+ * class in the failover bench).
  */
 #define SPRAY_SHARE_ONE		1024U
 #define SPRAY_SHARE_STEP	2U
+#define SPRAY_SHARE_TUNES	8U
 /* Most chunk slots a table may have (slot index and wr_id stay 31 bits). */
 #define SPRAY_CHUNKS_CEIL	(1U << 24)
 #define SPRAY_CHUNK_NONE	0xffffffffU

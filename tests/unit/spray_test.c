@@ -653,18 +653,22 @@ static void share_tune_steps_and_bounds(void)
 	CHECK(s.share_min == SPRAY_SHARE_ONE / 16);
 	CHECK(s.share_max == 3 * SPRAY_SHARE_ONE / 4);
 	CHECK(spray_share_tune(&s, now, true, false) == 256 + SPRAY_SHARE_STEP);
-	/* Within tune_ns: kept. */
-	CHECK(spray_share_tune(&s, now + p.tune_ns - 1, true, false) ==
-	      256 + SPRAY_SHARE_STEP);
+	/* Within SPRAY_SHARE_TUNES tune periods: kept. */
+	CHECK(spray_share_tune(&s, now + SPRAY_SHARE_TUNES * p.tune_ns - 1,
+			       true, false) == 256 + SPRAY_SHARE_STEP);
 	/* Path 0 waiting weighs more than the paths waiting. */
-	CHECK(spray_share_tune(&s, now += p.tune_ns, true, true) == 256);
+	CHECK(spray_share_tune(&s, now += SPRAY_SHARE_TUNES * p.tune_ns, true,
+			       true) == 256);
 	/* Neither waits (the application sets the pace): the share stays. */
-	CHECK(spray_share_tune(&s, now += p.tune_ns, false, false) == 256);
+	CHECK(spray_share_tune(&s, now += SPRAY_SHARE_TUNES * p.tune_ns, false,
+			       false) == 256);
 	for (i = 0; i < 1000; i++)
-		spray_share_tune(&s, now += p.tune_ns, true, false);
+		spray_share_tune(&s, now += SPRAY_SHARE_TUNES * p.tune_ns, true,
+				 false);
 	CHECK(s.share == s.share_max);
 	for (i = 0; i < 1000; i++)
-		spray_share_tune(&s, now += p.tune_ns, false, true);
+		spray_share_tune(&s, now += SPRAY_SHARE_TUNES * p.tune_ns, false,
+				 true);
 	CHECK(s.share == s.share_min);
 	/* 1 MiB at a sixteenth: 64 KiB; at three quarters: 768 KiB. */
 	CHECK(spray_tail_len(&s, M1) == M1 / 16);
@@ -712,7 +716,7 @@ static void share_tune_settles_at_path0_rate(void)
 		for (k = 0; k < 2; k++) {
 			CHECK(spray_sched_init(&s, 4, &p) == 0);
 			s.share = k ? s.share_max : s.share_min;
-			for (i = 0; i < 1000; i++) {
+			for (i = 0; i < 4000; i++) {
 				/* Path 0 allows r0 / share, the paths
 				 * r / (1 - share): the lower one waits. */
 				full = r * s.share <
@@ -727,6 +731,60 @@ static void share_tune_settles_at_path0_rate(void)
 			CHECK(s.share + 2 * SPRAY_SHARE_STEP >= want &&
 			      s.share <= want + 2 * SPRAY_SHARE_STEP);
 		}
+	}
+	PASS();
+}
+
+/*
+ * The same fluid model, but the signals tell what the share was a second
+ * ago (100 tune periods: the requests in flight, 16 MiB at 16 MB/s, must
+ * complete before a change shows): over the second half of a minute, the
+ * requests go at 0.93 or more of r0 + r on average.  (With the share
+ * moved every tune period, as before, it swung around and they went at
+ * 0.70 to 0.85.)
+ */
+static void share_tune_with_delayed_signals(void)
+{
+	static const u64 cases[][2] = {
+		{ 5000, 8750 }, { 5000, 15000 }, { 1250, 12500 }, { 5000, 3750 },
+	};
+	enum { DELAY = 100, STEPS = 6000 };
+	struct spray_params p = params();
+	static u32 past[DELAY];
+	double eff, sum;
+	u64 r0, r, now = 0;
+	unsigned int c, n;
+	u32 old;
+	bool full;
+	int i;
+
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		r0 = cases[c][0];
+		r = cases[c][1];
+		CHECK(spray_sched_init(&s, 4, &p) == 0);
+		for (i = 0; i < DELAY; i++)
+			past[i] = s.share;
+		sum = 0;
+		n = 0;
+		for (i = 0; i < STEPS; i++) {
+			old = past[i % DELAY];
+			full = r * old < r0 * (SPRAY_SHARE_ONE - old);
+			spray_share_tune(&s, now += p.tune_ns, full, !full);
+			past[i % DELAY] = s.share;
+			if (i < STEPS / 2)
+				continue;
+			/* Requests go at what the slower side allows. */
+			eff = (double)r0 * SPRAY_SHARE_ONE / s.share;
+			if ((double)r * SPRAY_SHARE_ONE /
+			    (SPRAY_SHARE_ONE - s.share) < eff)
+				eff = (double)r * SPRAY_SHARE_ONE /
+				      (SPRAY_SHARE_ONE - s.share);
+			sum += eff / (r0 + r);
+			n++;
+		}
+		printf("  r0 %llu r %llu, signals 1 s late: %.3f of r0 + r\n",
+		       (unsigned long long)r0, (unsigned long long)r, sum / n);
+		CHECK(sum / n >= 0.93);
 	}
 	PASS();
 }
@@ -1135,6 +1193,7 @@ int main(void)
 	rate_window_sums_bursts();
 	share_tune_steps_and_bounds();
 	share_tune_settles_at_path0_rate();
+	share_tune_with_delayed_signals();
 	order_set_chunks_after_add();
 	sim_unequal_paths_share_by_rate();
 	sim_failover_keeps_every_byte();
