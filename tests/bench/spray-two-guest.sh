@@ -352,6 +352,6 @@ fi
 # What the Stellar runs did on the sender: requests cut, chunks, reposts.
 [[ $ROLE == client ]] && rdma statistic show link stellar0/1 | tr ' ' '\n' |
 	grep -A1 -E '^spray_(wrs|chunk|path_(failures|repairs|check_failures))' |
-	paste - - | tr '\t' ' ' | grep -v -- '^--' | sed 's/^/sender counters: /'
+	grep -v -- '^--$' | paste - - | tr '\t' ' ' | sed 's/^/sender counters: /'
 [[ $ROLE == client ]] && tc qdisc del dev eth0 root
 true

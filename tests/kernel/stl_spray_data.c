@@ -351,6 +351,22 @@ static int post_write(struct dev *a, struct dev *b, size_t off, size_t len,
 	return ibv_post_send(a->s.qp, &wr, &bad);
 }
 
+/*
+ * Post signaled 4 KiB WRITE number @n (wr_id @n).  Return: 0, ENOMEM, or
+ * -1 on another error (printed).
+ */
+static int post_small(struct dev *a, struct dev *b, int n)
+{
+	int rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+
+	if (rc && rc != ENOMEM) {
+		printf("SPRAYDATA FAIL post %d: %s, want success or ENOMEM\n",
+		       n, strerror(rc));
+		return -1;
+	}
+	return rc;
+}
+
 /* See -u at the top. */
 static int unpolled_test(struct dev *a, struct dev *b)
 {
@@ -367,19 +383,16 @@ static int unpolled_test(struct dev *a, struct dev *b)
 			       n);
 			return -1;
 		}
-		rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+		rc = post_small(a, b, n);
 		if (rc == ENOMEM) {
 			/* A full send queue clears as its requests complete. */
 			usleep(300000);
-			rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+			rc = post_small(a, b, n);
 			if (rc == ENOMEM)
 				break;
 		}
-		if (rc) {
-			printf("SPRAYDATA FAIL post %d: %s, want success or ENOMEM\n",
-			       n, strerror(rc));
+		if (rc)
 			return -1;
-		}
 		ids[n] = n;
 		lens[n++] = 4096;
 		if (!(n % 8))
@@ -462,14 +475,11 @@ static int error_test(struct dev *a, struct dev *b)
 	ids[n++] = 5000;
 	usleep(100000);
 	while (n < UNPOLLED_MAX) {
-		rc = post_write(a, b, (n % 256) * 4096, 4096, n);
+		rc = post_small(a, b, n);
 		if (rc == ENOMEM)
 			break;
-		if (rc) {
-			printf("SPRAYDATA FAIL post %d: %s, want success or ENOMEM\n",
-			       n, strerror(rc));
+		if (rc)
 			return -1;
-		}
 		ids[n] = n;
 		n++;
 	}
@@ -578,20 +588,17 @@ int main(int argc, char **argv)
 	}
 	printf("SPRAYDATA paths up: QP %u (%s) <-> QP %u (%s)\n",
 	       a.s.qp->qp_num, a.name, b.s.qp->qp_num, b.name);
-	if (unpolled) {
-		if (unpolled_test(&a, &b)) {
-			printf("SPRAYDATA FAIL with completions unpolled\n");
+	/* -u and -e: one test each, then done. */
+	if (unpolled || errstate) {
+		if (unpolled ? unpolled_test(&a, &b) : error_test(&a, &b)) {
+			printf("SPRAYDATA FAIL %s\n", unpolled ?
+			       "with completions unpolled" :
+			       "with QP 0 full at the error state");
 			return 3;
 		}
-		printf("SPRAYDATA ok: completions left unpolled, byte counts and order kept\n");
-		return 0;
-	}
-	if (errstate) {
-		if (error_test(&a, &b)) {
-			printf("SPRAYDATA FAIL with QP 0 full at the error state\n");
-			return 3;
-		}
-		printf("SPRAYDATA ok: error state with QP 0 full, every request flushed once in order\n");
+		printf("SPRAYDATA ok: %s\n", unpolled ?
+		       "completions left unpolled, byte counts and order kept" :
+		       "error state with QP 0 full, every request flushed once in order");
 		return 0;
 	}
 	end = now_s() + secs;

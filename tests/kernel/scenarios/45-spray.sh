@@ -538,19 +538,26 @@ s_spray_data_kill9() {
 	[[ -z $WHY ]]
 }
 
+# stl_spray_data in one of its modes ($1: -u or -e) between stellar0 and
+# stellar1, its output in $STL_LOGDIR/$2.log: it must exit 0 with its ok
+# line and no failure.
+spray_data_mode() {
+	local log=$STL_LOGDIR/$2.log rc=0
+	timeout -k 5 120 build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" "$1" >"$log" 2>&1 || rc=$?
+	cat "$log"
+	((rc == 0)) || why "stl_spray_data $1 exited $rc"
+	grep -q '^SPRAYDATA ok' "$log" || why "stl_spray_data $1 printed no ok line"
+	! grep -q 'SPRAYDATA FAIL' "$log" || why "stl_spray_data $1: $(grep -m1 'SPRAYDATA FAIL' "$log")"
+	[[ -z $WHY ]]
+}
+
 # An application that polls late: QP 0 keeps the byte count of every
 # signaled request it carries (a cut request's completion reports the
 # whole request), so with that many completions unpolled it takes no more
 # (ENOMEM, as a full send queue) and a cut request's tail waits for the
 # next poll; nothing is lost, no byte count is wrong.
 s_spray_data_unpolled() {
-	local log=$STL_LOGDIR/spray-unpolled.log rc=0
-	timeout -k 5 120 build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" -u >"$log" 2>&1 || rc=$?
-	cat "$log"
-	((rc == 0)) || why "stl_spray_data -u exited $rc"
-	grep -q '^SPRAYDATA ok' "$log" || why "stl_spray_data -u printed no ok line"
-	! grep -q 'SPRAYDATA FAIL' "$log" || why "stl_spray_data -u: $(grep -m1 'SPRAYDATA FAIL' "$log")"
-	[[ -z $WHY ]]
+	spray_data_mode -u spray-unpolled
 }
 
 # The QP moved to the error state while QP 0 is full (a SEND held by RNR,
@@ -558,13 +565,7 @@ s_spray_data_unpolled() {
 # application posted completes once, flushed, in post order; none is lost
 # with the paths.
 s_spray_error_state_flushes_all() {
-	local log=$STL_LOGDIR/spray-error-state.log rc=0
-	timeout -k 5 120 build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" -e >"$log" 2>&1 || rc=$?
-	cat "$log"
-	((rc == 0)) || why "stl_spray_data -e exited $rc"
-	grep -q '^SPRAYDATA ok' "$log" || why "stl_spray_data -e printed no ok line"
-	! grep -q 'SPRAYDATA FAIL' "$log" || why "stl_spray_data -e: $(grep -m1 'SPRAYDATA FAIL' "$log")"
-	[[ -z $WHY ]]
+	spray_data_mode -e spray-error-state
 }
 
 scenario spray_paths_attribute_and_parameter s_spray_paths_attribute
