@@ -291,10 +291,10 @@ static const char *const spray_state_names[] = {
  * @fix_mask: entries of @fix, minus 1
  * @fix_head: oldest entry of @fix
  * @fix_tail: next free entry of @fix
- * @fix_wait: a request of the queue waits for room on QP 0 (in @fix:
- *	spray_q0_post(), or in its send queue: spray_kick()); the
- *	application's next poll of one of QP 0's send completions kicks the
- *	data path (spray_wc_fixup())
+ * @fix_wait: a request of the queue waits for room on QP 0, in @fix or in
+ *	its send queue (set by spray_kick()); the application's next poll
+ *	of one of QP 0's send completions kicks the data path
+ *	(spray_wc_fixup())
  * @parked: path QPs gone from use, destroyed SPRAY_PARK_MS later
  *	(spray_reap(); under @lock)
  * @parked_at: when each was parked (jiffies)
@@ -798,10 +798,8 @@ static int spray_q0_post(struct spray_qp *sq, const struct ib_send_wr *wr,
 	 * straight is refused, as by a full send queue).
 	 */
 	if (sq->don && spray_signaled(sq, wr) &&
-	    sq->fix_tail - READ_ONCE(sq->fix_head) > sq->fix_mask) {
-		WRITE_ONCE(sq->fix_wait, true);
+	    sq->fix_tail - READ_ONCE(sq->fix_head) > sq->fix_mask)
 		return -ENOMEM;
-	}
 	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
 	if (!ret) {
 		sq->q0_last = bytes;
