@@ -294,6 +294,7 @@ struct stl_ucontext {
 struct stl_pd {
 	struct ib_pd ibpd;
 	struct ib_pd *ppd;
+	struct ib_mr *trap;
 	struct mutex reg_lock;
 	struct ib_cq *reg_cq;
 	struct ib_qp *reg_qp;

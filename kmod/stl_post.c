@@ -27,7 +27,7 @@
 /**
  * stl_check_sge() - validate one local SGE of a user work request
  * @sdev: the device
- * @spd: the PD of the QP the request is posted to
+ * @spd: the PD of the QP the request is posted to; NULL: any PD
  * @sge: the SGE (user address, Stellar lkey)
  * @need: IB_ACCESS_* flags the operation needs on the MR
  *
@@ -39,7 +39,7 @@ static bool stl_check_sge(struct stl_dev *sdev, struct stl_pd *spd,
 {
 	struct stl_mr *smr = xa_load(&sdev->mrs, sge->lkey);
 
-	if (!smr || smr->pd != spd)
+	if (!smr || (spd && smr->pd != spd))
 		return false;
 	if ((smr->access & need) != need)
 		return false;
@@ -316,6 +316,68 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return ret;
 }
 
+/*
+ * Is receive @wr refused for its PD alone: every SGE names an MR of this
+ * device with local write, in bounds, and one or more of them an MR of
+ * another PD (ibv_rereg_mr may have moved it)?  Then *@len is the bytes
+ * its SGEs cover.
+ */
+static bool stl_recv_other_pd(struct stl_dev *sdev, struct stl_pd *spd,
+			      const struct ib_recv_wr *wr, u32 max_sge,
+			      u32 *len)
+{
+	bool other = false;
+	u64 total = 0;
+	int i;
+
+	if (wr->num_sge <= 0 || wr->num_sge > max_sge)
+		return false;
+	rcu_read_lock();
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		total += sge->length;
+		if (!stl_check_sge(sdev, NULL, sge, IB_ACCESS_LOCAL_WRITE)) {
+			other = false;
+			break;
+		}
+		if (!stl_check_sge(sdev, spd, sge, IB_ACCESS_LOCAL_WRITE))
+			other = true;
+	}
+	rcu_read_unlock();
+	*len = total;
+	return other && total <= STL_MAX_MSG_SIZE;
+}
+
+/*
+ * Receive @wr as it goes to the parent, in @pwr.  Hardware checks a
+ * receive's keys when a message arrives for it, so a receive naming an MR
+ * of another PD is taken and the message fails (the sender gets a remote
+ * operation error).  Stellar posts such a receive over the PD's trap key,
+ * which grants no access to anything: the parent fails the message as
+ * hardware would, and no key of the user's reaches the parent unchecked.
+ * Any other refused SGE refuses the request.  Returns 0 or -EINVAL.
+ */
+static int stl_recv_wr(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
+		       const struct ib_recv_wr *wr, struct ib_recv_wr *pwr,
+		       struct ib_sge *trap_sge)
+{
+	u32 len;
+	int ret;
+
+	*pwr = *wr;
+	pwr->next = NULL;
+	ret = stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge, max_sge,
+			     IB_ACCESS_LOCAL_WRITE);
+	if (!ret || !spd->trap ||
+	    !stl_recv_other_pd(sdev, spd, wr, max_sge, &len))
+		return ret;
+	*trap_sge = (struct ib_sge){ .length = len, .lkey = spd->trap->lkey };
+	pwr->sg_list = trap_sge;
+	pwr->num_sge = 1;
+	return 0;
+}
+
 /**
  * stl_post_recv_list() - check a list of receives whole, then post it
  * @sdev: the device
@@ -328,6 +390,8 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
  *
  * Every request is checked (lkeys of @spd, bounds, local write, SGE count)
  * before any is posted: one that fails refuses the list, nothing posted.
+ * One that fails only for naming MRs of another PD is taken, and fails
+ * when a message arrives for it (stl_recv_wr()).
  * Each is checked again as it is posted (an MR may have gone since).
  *
  * Return: 0, -EINVAL for a refused list, or the parent's error (its queue
@@ -340,11 +404,11 @@ int stl_post_recv_list(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
 {
 	const struct ib_recv_wr *w, *bad;
 	struct ib_recv_wr pwr;
+	struct ib_sge trap_sge;
 	int ret = 0, n;
 
 	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     max_sge, IB_ACCESS_LOCAL_WRITE);
+		ret = stl_recv_wr(sdev, spd, max_sge, w, &pwr, &trap_sge);
 		if (ret) {
 			*bad_wr = w;
 			stl_count(sdev, STL_CNT_BAD_WRS, 1);
@@ -355,14 +419,14 @@ int stl_post_recv_list(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
 		}
 	}
 	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_check_sges(sdev, spd, w->sg_list, w->num_sge,
-				     max_sge, IB_ACCESS_LOCAL_WRITE);
+		ret = stl_recv_wr(sdev, spd, max_sge, w, &pwr, &trap_sge);
 		if (ret) {
 			stl_count(sdev, STL_CNT_BAD_WRS, 1);
 			break;
 		}
-		pwr = *w;
-		pwr.next = NULL;
+		if (pwr.sg_list == &trap_sge)
+			stl_dbg(sdev, "receive WR %d names an MR of another PD: posted over the trap key\n",
+				n);
 		ret = pqp ? stl_parent_post_recv(pqp, &pwr, &bad) :
 			    stl_parent_post_srq_recv(psrq, &pwr, &bad);
 		if (ret) {

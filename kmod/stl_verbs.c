@@ -233,6 +233,19 @@ int stl_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	}
 	spd->ppd = ppd;
 	mutex_init(&spd->reg_lock);
+	/*
+	 * A memory key that grants nothing (never registered): receives
+	 * naming MRs of another PD are posted over it (stl_post.c).
+	 * Without it, such a receive is refused when posted.
+	 */
+	if (!sdev->rings) {
+		spd->trap = ib_alloc_mr(ppd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(spd->trap)) {
+			stl_dbg(sdev, "no trap key for a PD: %ld\n",
+				PTR_ERR(spd->trap));
+			spd->trap = NULL;
+		}
+	}
 	return 0;
 }
 
@@ -244,6 +257,8 @@ int stl_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	/* Parent MRs parked with cached pins belong to the parent PD. */
 	pvdma_drop_parked(&sdev->pins, spd);
 	stl_pd_reg_teardown(spd);
+	if (spd->trap)
+		ib_dereg_mr(spd->trap);
 	ib_dealloc_pd(spd->ppd);
 	mutex_destroy(&spd->reg_lock);
 	stl_kmem_uncharge(sdev, sizeof(*spd));

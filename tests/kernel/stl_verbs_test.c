@@ -2555,15 +2555,32 @@ static int t_rereg_mr_access_without_remote_write_refuses_writes(void)
 	return expect_rem_access_err(&n, IBV_WR_RDMA_WRITE, n.dst, n.mdst->rkey);
 }
 
+/* Both QPs of @p through RESET back to RTS, connected to each other. */
+static int pair_restart(struct pair *p)
+{
+	struct ibv_qp_attr at = { .qp_state = IBV_QPS_RESET };
+
+	CHECK(!ibv_modify_qp(p->a.qp, &at, IBV_QP_STATE), "modify_qp A to RESET");
+	CHECK(!ibv_modify_qp(p->b.qp, &at, IBV_QP_STATE), "modify_qp B to RESET");
+	TRY(to_init(&p->a, IBV_QPT_RC));
+	TRY(to_init(&p->b, IBV_QPT_RC));
+	TRY(to_rtr_rts(&p->a, IBV_QPT_RC, &p->b));
+	return to_rtr_rts(&p->b, IBV_QPT_RC, &p->a);
+}
+
 /*
- * PD: moved to another PD, the MR's lkey is refused on a QP of the first
- * (EINVAL); moved back, a receive with it takes a SEND's bytes.
+ * PD: moved to another PD, the MR's lkey in a receive on a QP of the first
+ * PD is taken, as hardware takes it, and the SEND that arrives for it fails:
+ * the sender gets IBV_WC_REM_OP_ERR, the receive an error, and no byte
+ * lands (rdma-core's test_mr_rereg_pd).  Moved back, after the QPs were
+ * restarted, a receive with it takes a SEND's bytes.
  */
 static int t_rereg_mr_pd_change_follows_the_pd(void)
 {
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1,
 				  .opcode = IBV_WR_SEND };
+	uint8_t guard[4096];
 	struct ibv_pd *pd2;
 	struct ibv_mr *m;
 	struct ibv_wc wc;
@@ -2578,17 +2595,35 @@ static int t_rereg_mr_pd_change_follows_the_pd(void)
 	TRY(rereg_open(&n));
 	TRY(buf_reg(n.p.b.pd, 8192, MR_LOCAL, &buf, &m));
 	memset(buf, PAT_GUARD, 8192);
+	memset(guard, PAT_GUARD, sizeof(guard));
 	TRY(rereg(m, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0, "to a second PD"));
 	CHECK(m->pd == pd2, "the MR's pd is not the second PD");
 	rc = post_recv1(n.p.b.qp, 0xB1, buf, 4096, m->lkey);
-	CHECK(rc == EINVAL, "post_recv with an lkey of another PD: %s, want EINVAL",
+	CHECK(!rc, "post_recv with an lkey of another PD: %s, want 0 (it fails when used)",
 	      errname(rc));
+	/* the receive neg_open posted first takes the first SEND */
+	TRY(neg_qp_still_works(&n, 0xB0));
+	sge = (struct ibv_sge){ (uintptr_t)n.src + 5, 3000, n.msrc->lkey };
+	wr.send_flags = IBV_SEND_SIGNALED;
+	rc = post_send1(n.p.a.qp, &wr);
+	CHECK(!rc, "SEND into the other PD's MR: ibv_post_send %s", errname(rc));
+	TRY(wait_wc(n.p.a.cq, &wc, "SEND into the other PD's MR"));
+	TRY(expect_wc(&wc, "SEND into the other PD's MR", IBV_WC_REM_OP_ERR,
+		      wc.opcode, 3));
+	TRY(wait_wc(n.p.b.cq, &wc, "recv naming the other PD's MR"));
+	CHECK(wc.wr_id == 0xB1 && wc.status != IBV_WC_SUCCESS &&
+	      wc.status != IBV_WC_WR_FLUSH_ERR,
+	      "recv naming the other PD's MR: wr_id %#" PRIx64 " %s, want 0xb1 and an error of its own",
+	      wc.wr_id, wc_status(wc.status));
+	printf("# receive naming the other PD's MR: %s\n", wc_status(wc.status));
+	TRY(check_bytes("the other PD's MR after the failed SEND", buf, guard,
+			sizeof(guard), 0));
+
+	TRY(pair_restart(&n.p));
 	TRY(rereg(m, IBV_REREG_MR_CHANGE_PD, n.p.b.pd, NULL, 0, 0, "back"));
 	rc = post_recv1(n.p.b.qp, 0xB2, buf, 4096, m->lkey);
 	CHECK(!rc, "post_recv after the MR came back: %s", errname(rc));
-	/* the receive neg_open posted first, then this one */
-	TRY(neg_qp_still_works(&n, 0xB0));
-	sge = (struct ibv_sge){ (uintptr_t)n.src + 5, 3000, n.msrc->lkey };
+	wr.send_flags = 0;
 	TRY(run_send(&n.p, &wr, "SEND into the MR", IBV_WC_SEND));
 	TRY(wait_wc(n.p.b.cq, &wc, "recv into the MR"));
 	TRY(expect_wc(&wc, "recv into the MR", IBV_WC_SUCCESS, IBV_WC_RECV, 0xB2));

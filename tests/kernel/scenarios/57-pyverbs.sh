@@ -12,8 +12,9 @@
 # checked, then invalidated by a rebind, locally, by the peer, by dealloc,
 # after which the peer's access must fail).  The same suite runs on
 # stellar0 through libstellar (RDMAV_DRIVERS kept), where PYV_LIBSTELLAR_MUST_RUN
-# must pass (rereg MR; libstellar has no resize CQ and no windows), and
-# PYV_LIBSTELLAR_DEVIATES may fail, each for the reason given with it.
+# must pass (rereg MR, a receive naming an MR that rereg moved to another
+# PD failing the SEND that arrives for it; libstellar has no resize CQ and
+# no windows).
 
 PYV_MODULES=(test_device test_pd test_cq test_cq_events test_cqex test_mr test_qp test_qpex
 	test_addr test_atomic test_fork test_relaxed_ordering)
@@ -23,13 +24,7 @@ PYV_RXE_FAILS='test_qp_ex_rc_atomic_write'
 PYV_MUST_RUN=(test_resize_cq test_mw_type1 test_invalidate_mw_type1 test_mw_type2
 	test_mw_type2_invalidate_local test_mw_type2_invalidate_remote
 	test_mw_type2_invalidate_dealloc)
-PYV_LIBSTELLAR_MUST_RUN=(test_mr_rereg_access test_mr_rereg_addr)
-# test_mr_rereg_pd posts a receive naming an MR that rereg moved to another
-# PD and expects the peer's SEND to fail; Stellar refuses such a receive
-# when it is posted (EINVAL: no lkey reaches the parent unchecked), which
-# the test takes for a failure.  It must fail for that reason only.
-PYV_LIBSTELLAR_DEVIATES='test_mr_rereg_pd'
-PYV_LIBSTELLAR_DEVIATES_WHY='"Remote operation error" does not match "Failed to post recv. Errno: 22, Invalid argument"'
+PYV_LIBSTELLAR_MUST_RUN=(test_mr_rereg_access test_mr_rereg_addr test_mr_rereg_pd)
 
 # The pyverbs tests of the system's rdma-core release on device $1.
 s_pyverbs() {
@@ -40,7 +35,6 @@ s_pyverbs() {
 	if [[ $dev == stellar* ]]; then
 		envx=()
 		must=("${PYV_LIBSTELLAR_MUST_RUN[@]}")
-		known+="|$PYV_LIBSTELLAR_DEVIATES"
 	fi
 	ver=$(dpkg-query -W -f '${Version}' python3-pyverbs 2>/dev/null | sed 's/-.*//')
 	tests=$PWD/build/rdma-core/rdma-core-$ver/tests
@@ -59,10 +53,6 @@ s_pyverbs() {
 	if ! echo "$out" | grep -qE '^OK' || ((rc != 0)); then
 		bad=$(echo "$out" | sed -nE 's/^(FAIL|ERROR): ([a-z0-9_]+) .*/\2/p' |
 			grep -vxE "$known" | tr '\n' ' ')
-		if [[ $dev == stellar* ]] && echo "$out" | grep -qE "^(FAIL|ERROR): ($PYV_LIBSTELLAR_DEVIATES) " &&
-			! echo "$out" | grep -qF "$PYV_LIBSTELLAR_DEVIATES_WHY"; then
-			bad+="$PYV_LIBSTELLAR_DEVIATES (not for the known reason) "
-		fi
 		if [[ -n $bad ]] || ! echo "$out" | grep -qE '^(OK|FAILED)'; then
 			# what unittest says of each failure, for the log
 			echo "$out" | sed -n '/^=\{20,\}$/,$p' | head -n 300
