@@ -285,6 +285,9 @@ struct stl_ucontext {
  * struct stl_pd - virtual PD
  * @ibpd: core object
  * @ppd: parent PD holding every parent object of this PD
+ * @trap: a parent MR of @ppd never registered, so granting no access: the
+ *	key of receives naming MRs of another PD (libstellar devices; NULL
+ *	on ring devices or if it could not be made)
  * @reg_lock: guards the registration QP and its CQ (lazily created)
  * @reg_cq: CQ of @reg_qp, polled directly
  * @reg_qp: parent RC QP connected to itself, posts REG_MR for this PD
