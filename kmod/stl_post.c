@@ -50,6 +50,11 @@ static bool stl_check_sge(struct stl_dev *sdev, struct stl_pd *spd,
 	return true;
 }
 
+/*
+ * stl_check_sge() for each of @num SGEs (at most @max, @spd NULL: MRs of
+ * any PD of the device), and their total within STL_MAX_MSG_SIZE.
+ * Returns 0 or -EINVAL.
+ */
 int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
 		   const struct ib_sge *sg, int num, u32 max, int need)
 {
@@ -317,39 +322,6 @@ int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 }
 
 /*
- * Is receive @wr refused for its PD alone: every SGE names an MR of this
- * device with local write, in bounds, and one or more of them an MR of
- * another PD (ibv_rereg_mr may have moved it)?  Then *@len is the bytes
- * its SGEs cover.
- */
-static bool stl_recv_other_pd(struct stl_dev *sdev, struct stl_pd *spd,
-			      const struct ib_recv_wr *wr, u32 max_sge,
-			      u32 *len)
-{
-	bool other = false;
-	u64 total = 0;
-	int i;
-
-	if (wr->num_sge <= 0 || wr->num_sge > max_sge)
-		return false;
-	rcu_read_lock();
-	for (i = 0; i < wr->num_sge; i++) {
-		const struct ib_sge *sge = &wr->sg_list[i];
-
-		total += sge->length;
-		if (!stl_check_sge(sdev, NULL, sge, IB_ACCESS_LOCAL_WRITE)) {
-			other = false;
-			break;
-		}
-		if (!stl_check_sge(sdev, spd, sge, IB_ACCESS_LOCAL_WRITE))
-			other = true;
-	}
-	rcu_read_unlock();
-	*len = total;
-	return other && total <= STL_MAX_MSG_SIZE;
-}
-
-/*
  * Receive @wr as it goes to the parent, in @pwr.  Hardware checks a
  * receive's keys when a message arrives for it, so a receive naming an MR
  * of another PD is taken and the message fails (the sender gets a remote
@@ -362,16 +334,20 @@ static int stl_recv_wr(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
 		       const struct ib_recv_wr *wr, struct ib_recv_wr *pwr,
 		       struct ib_sge *trap_sge)
 {
-	u32 len;
-	int ret;
+	u32 len = 0;
+	int ret, i;
 
 	*pwr = *wr;
 	pwr->next = NULL;
 	ret = stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge, max_sge,
 			     IB_ACCESS_LOCAL_WRITE);
+	/* Refused for its PD alone: fine when any PD of the device will do. */
 	if (!ret || !spd->trap ||
-	    !stl_recv_other_pd(sdev, spd, wr, max_sge, &len))
+	    stl_check_sges(sdev, NULL, wr->sg_list, wr->num_sge, max_sge,
+			   IB_ACCESS_LOCAL_WRITE))
 		return ret;
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;	/* <= STL_MAX_MSG_SIZE: checked */
 	*trap_sge = (struct ib_sge){ .length = len, .lkey = spd->trap->lkey };
 	pwr->sg_list = trap_sge;
 	pwr->num_sge = 1;
