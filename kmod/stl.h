@@ -715,6 +715,7 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int stl_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		 struct ib_qp_init_attr *init);
 int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int stl_parent_qp_destroy(struct stl_dev *sdev, struct ib_qp *pqp);
 
 /* stl_post.c */
 int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

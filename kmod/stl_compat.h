@@ -111,6 +111,19 @@ static inline struct ib_udata *stl_dmabuf_udata(struct ib_udata *udata)
 #endif
 
 /*
+ * rxe before 6.4 runs a QP's responder and completer straight from the
+ * packet that feeds them, and its destroy_qp waits for a running task to
+ * mark itself idle but not for it to return: a task still on its way out
+ * when the QP is freed writes its return code into freed memory.  Stellar
+ * quiets such a parent QP before destroying it (stl_parent_qp_destroy()).
+ */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 4, 0)
+#define STL_RXE_TASK_RACE	1
+#else
+#define STL_RXE_TASK_RACE	0
+#endif
+
+/*
  * vma->vm_flags is written through vm_flags_set() since 6.3 (a plain
  * store before).  Context: the mmap lock held for writing (an mmap call).
  */

@@ -31,6 +31,53 @@ static void stl_qp_event(struct ib_event *ev, void *ctx)
 	sqp->ibqp.event_handler(&out, sqp->ibqp.qp_context);
 }
 
+/*
+ * How long a parent QP moved to ERR is left before it is destroyed, where
+ * the parent has STL_RXE_TASK_RACE: a packet that passed rxe's state check
+ * just before the move runs the QP's task from the sender's context within
+ * microseconds; this covers a virtual CPU the host stalls meanwhile.
+ */
+#define STL_QP_QUIESCE_MS	20
+
+/**
+ * stl_parent_qp_destroy() - destroy a parent QP that Stellar posts to no more
+ * @sdev: the device whose parent holds the QP
+ * @pqp: the parent QP
+ *
+ * On rxe parents before Linux 6.4 (STL_RXE_TASK_RACE) a QP that takes
+ * packets (RTR and later, ERR included) is first moved to ERR, so that
+ * rxe drops what arrives for it without running its tasks, and destroyed
+ * STL_QP_QUIESCE_MS later, once what was already on its way has run: a
+ * task of it still running as rxe's destroy_qp returns wrote into the freed
+ * QP (a 6.1 guest with slab poisoning caught it, the peer sending as the
+ * QP went).  The flush completions of the move are its own: callers mark
+ * it dying on its CQs first (stl_cq_mark_dying()).
+ *
+ * Context: process; may sleep.
+ * Return: ib_destroy_qp()'s result.
+ */
+int stl_parent_qp_destroy(struct stl_dev *sdev, struct ib_qp *pqp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr = {};
+
+	if (!STL_RXE_TASK_RACE ||
+	    sdev->pdev->ops.driver_id != RDMA_DRIVER_RXE)
+		return ib_destroy_qp(pqp);
+	if (ib_query_qp(pqp, &attr, IB_QP_STATE, &init) ||
+	    attr.qp_state == IB_QPS_RESET || attr.qp_state == IB_QPS_INIT)
+		return ib_destroy_qp(pqp);
+	if (attr.qp_state != IB_QPS_ERR) {
+		attr.qp_state = IB_QPS_ERR;
+		if (ib_modify_qp(pqp, &attr, IB_QP_STATE))
+			ibdev_warn_ratelimited(&sdev->ibdev,
+					       "parent QP %u: move to ERR before destroy failed\n",
+					       pqp->qp_num);
+	}
+	msleep(STL_QP_QUIESCE_MS);
+	return ib_destroy_qp(pqp);
+}
+
 static int stl_check_qp_init(struct stl_dev *sdev,
 			     const struct ib_qp_init_attr *init)
 {
@@ -186,7 +233,7 @@ err_destroy:
 	stl_cq_mark_dying(scq, pqp, sqp->sref);
 	if (rcq != scq)
 		stl_cq_mark_dying(rcq, pqp, sqp->rref);
-	ib_destroy_qp(pqp);
+	stl_parent_qp_destroy(sdev, pqp);
 	stl_cq_drain_qp(scq, true);
 	if (rcq != scq)
 		stl_cq_drain_qp(rcq, true);
@@ -311,7 +358,7 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* Its work reads the parent QP: not any more (no completion queues it). */
 	if (sdev->rings)
 		cancel_work_sync(&sqp->work);
-	ret = ib_destroy_qp(sqp->pqp);
+	ret = stl_parent_qp_destroy(sdev, sqp->pqp);
 	if (ret)
 		ibdev_err_ratelimited(&sdev->ibdev,
 				      "parent QP %u destroy failed (%d): QP and its completions kept\n",

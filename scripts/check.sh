@@ -241,14 +241,18 @@ for log in "$out"/one*/vm0/script.log "$out"/two*/vm*/script.log "$out"/debug/vm
 done
 
 # Last, so that the end of the output names them: each failed scenario,
-# with why (the last lines of its log).
+# with why (the last lines of its log, and the start of the kernel's
+# report where a kernel error failed it).
 for log in "$out"/one*/vm0/script.log "$out"/two*/vm*/script.log "$out"/debug/vm0/script.log; do
 	[ -f "$log" ] || continue
 	grep -E '^FAIL ' "$log" | while read -r line; do
 		name=${line#FAIL }
 		name=${name%%:*}
 		echo "--- ${log#"$out"/}: $line"
-		tail -n 12 "${log%/script.log}/scenarios/$name.log" 2>/dev/null
+		slog=${log%/script.log}/scenarios/$name.log
+		tail -n 12 "$slog" 2>/dev/null
+		# the kernel's own report, when it failed the scenario
+		grep -a '^kernel: ' "$slog" 2>/dev/null | head -n 30
 	done
 done
 

@@ -146,7 +146,7 @@ GUEST_OUT=$GUEST_DIR/out
 # Kernel log markers that fail a run (extended regular expression).  Only
 # lines carrying a printk timestamp "[    1.234567]" are considered, so that
 # SCRIPT output cannot trigger them by accident.
-KERNEL_ERROR_RE='Oops|BUG:|kernel BUG|WARNING:|cut here|general protection fault|Call Trace|list_(add|del) corruption|refcount_t|blocked for more than|hung_task_timeout_secs|hung_task: blocked|UBSAN|KASAN|Kernel panic|soft lockup|hard LOCKUP|detected stall|detected stalls|unable to handle'
+KERNEL_ERROR_RE='Oops|BUG:|BUG [[:alnum:]_.:-]+ \(|kernel BUG|WARNING:|cut here|general protection fault|Call Trace|list_(add|del) corruption|refcount_t|blocked for more than|hung_task_timeout_secs|hung_task: blocked|UBSAN|KASAN|Kernel panic|soft lockup|hard LOCKUP|detected stall|detected stalls|unable to handle'
 
 log() { printf 'vm.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 2; }

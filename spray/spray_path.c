@@ -1413,7 +1413,7 @@ static void spray_data_free(struct spray_qp *sq)
  */
 static void spray_qp_gone(struct spray_qp *sq, struct ib_qp *qp)
 {
-	ib_destroy_qp(qp);
+	stl_parent_qp_destroy(sq->sdev, qp);
 	stl_quota_uncharge(sq->sdev, false, SPRAY_PATH_WR + 1);
 }
 

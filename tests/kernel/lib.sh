@@ -33,8 +33,9 @@ WHY=""
 STL_SCENARIO_LIMIT=${STL_SCENARIO_LIMIT:-600}
 
 # Kernel log lines that fail the scenario in which they appear (the same
-# markers scripts/vm.sh fails a whole run on).
-STL_KERNEL_ERROR_RE='Oops|BUG:|kernel BUG|WARNING:|cut here|general protection fault|Call Trace|list_(add|del) corruption|refcount_t|blocked for more than|UBSAN|KASAN|Kernel panic|soft lockup|hard LOCKUP|detected stall|unable to handle'
+# markers scripts/vm.sh fails a whole run on; "BUG kmalloc-2k (...)" is
+# how slab debugging reports a corrupted object).
+STL_KERNEL_ERROR_RE='Oops|BUG:|BUG [[:alnum:]_.:-]+ \(|kernel BUG|WARNING:|cut here|general protection fault|Call Trace|list_(add|del) corruption|refcount_t|blocked for more than|UBSAN|KASAN|Kernel panic|soft lockup|hard LOCKUP|detected stall|unable to handle'
 
 mkdir -p "$STL_LOGDIR"
 
@@ -346,6 +347,20 @@ scenario_watchdog() {
 	done
 }
 
+# The kernel's report of the first error after line $1 of dmesg, short
+# enough for the end of a failed scenario's log: what went wrong (the BUG,
+# WARNING or KASAN line, where an object was allocated and freed), the
+# faulting function, the first frames of the call trace.  Slab hex dumps
+# and register lines are left out.
+kernel_error_excerpt() {
+	dmesg | tail -n +"$(($1 + 1))" | awk -v re="$STL_KERNEL_ERROR_RE" '
+		!on && $0 ~ re { on = 1 }
+		!on { next }
+		/ (Object|Redzone|Padding|Bytes b4) +[0-9a-f]+:|R[A-Z0-9]+: [0-9a-f]{16}|Code: / { next }
+		{ print; if (++n == 40) exit }' |
+		sed 's/^/kernel: /'
+}
+
 # Run one scenario (see the top of this file).
 scenario() {
 	local name=$1 log t0 rc klines pid pins wd flag top
@@ -396,6 +411,7 @@ scenario() {
 	if [[ -n $kerr ]]; then
 		rc=1
 		[[ -n $WHY ]] || WHY="kernel: $(echo "$kerr" | head -n 1)"
+		kernel_error_excerpt "$klines" >>"$log"
 		echo "kernel errors: $kerr" >>"$log"
 	fi
 	# every process is gone: the module must hold no pinned page
