@@ -37,7 +37,7 @@ static void stl_qp_event(struct ib_event *ev, void *ctx)
  * just before the move runs the QP's task from the sender's context within
  * microseconds; this covers a virtual CPU the host stalls meanwhile.
  */
-#define STL_QP_QUIESCE_MS	20
+#define STL_QP_QUIESCE_MS	10
 
 /**
  * stl_parent_qp_destroy() - destroy a parent QP that Stellar posts to no more
