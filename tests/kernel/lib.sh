@@ -347,15 +347,33 @@ scenario_watchdog() {
 	done
 }
 
-# The kernel's report of the first error after line $1 of dmesg, short
-# enough for the end of a failed scenario's log: what went wrong (the BUG,
-# WARNING or KASAN line, where an object was allocated and freed), the
-# faulting function, the first frames of the call trace.  Slab hex dumps
-# and register lines are left out.
+# The kernel's log since this scenario began: what follows the marker
+# scenario() wrote to /dev/kmsg (the whole log if the ring buffer has
+# wrapped past it since).  One read serves the check and the excerpt, so
+# both see the same lines.
+kernel_log_since() {
+	dmesg | awk -v m="stellar-test: scenario $1 begins" '
+		{ line[NR] = $0 }
+		index($0, m) { at = NR }
+		END { for (i = at + 1; i <= NR; i++) print line[i] }'
+}
+
+# The kernel's report of the first error in the log on standard input,
+# short enough for the end of a failed scenario's log: the lines before it
+# (what printed the trace that follows, as "... invoked oom-killer" or
+# "page allocation failure" do), what went wrong (the BUG, WARNING or
+# KASAN line, where an object was allocated and freed), the faulting
+# function, the first frames of the call trace.  Slab hex dumps and
+# register lines are left out.
 kernel_error_excerpt() {
-	dmesg | tail -n +"$(($1 + 1))" | awk -v re="$STL_KERNEL_ERROR_RE" '
-		!on && $0 ~ re { on = 1 }
-		!on { next }
+	STL_RE=$STL_KERNEL_ERROR_RE awk '
+		BEGIN { re = ENVIRON["STL_RE"] }
+		!on && $0 ~ re {
+			on = 1
+			for (i = NR - 6; i < NR; i++)
+				if (i > 0) print before[i % 6]
+		}
+		!on { before[NR % 6] = $0; next }
 		/ (Object|Redzone|Padding|Bytes b4) +[0-9a-f]+:|R[A-Z0-9]+: [0-9a-f]{16}|Code: / { next }
 		{ print; if (++n == 40) exit }' |
 		sed 's/^/kernel: /'
@@ -363,7 +381,7 @@ kernel_error_excerpt() {
 
 # Run one scenario (see the top of this file).
 scenario() {
-	local name=$1 log t0 rc klines pid pins wd flag top
+	local name=$1 log t0 rc pid pins wd flag top
 	shift
 	log=$STL_LOGDIR/$name.log
 	# STL_SCENARIO_SKIP: an extended regular expression; the scenarios
@@ -377,7 +395,9 @@ scenario() {
 	fi
 	WHY=""
 	STL_BG=()
-	klines=$(dmesg | wc -l)
+	# where this scenario's part of the kernel log begins (info level:
+	# not on the console)
+	echo "<6>stellar-test: scenario $name begins" 2>/dev/null >/dev/kmsg
 	t0=$SECONDS
 	rc=0
 	flag=$STL_LOGDIR/.timeout-$name
@@ -406,12 +426,13 @@ scenario() {
 		wait "$pid" 2>/dev/null || true
 	done
 	# kernel errors raised during this scenario
-	local kerr
-	kerr=$(dmesg | tail -n +"$((klines + 1))" | grep -E "$STL_KERNEL_ERROR_RE" | head -n 3)
+	local klog kerr
+	klog=$(kernel_log_since "$name")
+	kerr=$(grep -E "$STL_KERNEL_ERROR_RE" <<<"$klog" | head -n 3)
 	if [[ -n $kerr ]]; then
 		rc=1
 		[[ -n $WHY ]] || WHY="kernel: $(echo "$kerr" | head -n 1)"
-		kernel_error_excerpt "$klines" >>"$log"
+		kernel_error_excerpt <<<"$klog" >>"$log"
 		echo "kernel errors: $kerr" >>"$log"
 	fi
 	# every process is gone: the module must hold no pinned page
