@@ -1030,6 +1030,11 @@ host_main() {
 		if [[ -n $KERNEL_ERRS ]]; then
 			log "vm$i: kernel error lines:"
 			printf '%s\n' "$KERNEL_ERRS" | head -n 40 >&2
+			# what printed the first (a bare "Call Trace:" follows
+			# a line the markers do not name)
+			log "vm$i: console around the first:"
+			grep -aF -m 1 -B 8 -A 24 -- "$(printf '%s\n' "$KERNEL_ERRS" | head -n 1)" \
+				"$OUTDIR/vm$i/console.log" >&2 2>/dev/null || true
 		fi
 		log "vm$i: FAILED: $REASON"
 		if ((code == 0)) || { ((CODE == 124)) && ((code != 124)); } ||
