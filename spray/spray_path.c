@@ -1253,8 +1253,11 @@ static void spray_chunk_done(struct spray_qp *sq, const struct ib_wc *wc)
 		return;
 	}
 	i = c->path;
-	ibdev_dbg(&sq->sdev->ibdev, "QP %u path %u: chunk failed: %s\n",
-		  sq->qpn, i, ib_wc_status_msg(wc->status));
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		ibdev_notice_ratelimited(&sq->sdev->ibdev,
+					 "QP %u path %u: chunk failed: %s (%d), reposted\n",
+					 sq->qpn, i, ib_wc_status_msg(wc->status),
+					 wc->status);
 	c->state = SPRAY_CHUNK_READY;
 	spray_path_failed(sq, i);
 	spray_bl_push_front(sq, idx);
@@ -1447,12 +1450,25 @@ static unsigned int spray_reap(struct spray_qp *sq, bool all)
 }
 
 /*
- * A path QP out of use: destroyed SPRAY_PARK_MS later by @probe_work
- * (queued here; after the QP is dead, spray_qp_destroy() reaps).
- * sq->lock held.
+ * A path QP out of use: moved to ERR now, destroyed SPRAY_PARK_MS later by
+ * @probe_work (queued here; after the QP is dead, spray_qp_destroy()
+ * reaps).  ERR at once: a QP replaced behind a black hole still resends
+ * its chunks, and once the route is back they would land after the same
+ * bytes went by another path and their request completed, over what the
+ * application wrote there since; the peer's parked QP, in ERR too, drops
+ * them.  Its flush completions are stale (its chunks were taken back, its
+ * checks have the other epoch parity).  sq->lock held.
  */
 static void spray_park(struct spray_qp *sq, struct ib_qp *qp)
 {
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	int ret;
+
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE);
+	if (ret)
+		ibdev_warn_ratelimited(&sq->sdev->ibdev,
+				       "QP %u: parked path QP %u not moved to ERR: %d\n",
+				       sq->qpn, qp->qp_num, ret);
 	if (sq->n_parked == SPRAY_PARKED) {
 		ibdev_dbg(&sq->sdev->ibdev, "QP %u: %u path QPs parked: one destroyed at once\n",
 			  sq->qpn, sq->n_parked);

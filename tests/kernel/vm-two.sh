@@ -286,6 +286,12 @@ spray_port_packets() {
 # repaired (spray_path_repairs) and not up while the hole lasts; once the
 # route is back it is up again on both sides with a recovery each, the
 # other paths kept being checked, and ib_write_bw (path 0) never noticed.
+# ib_write_bw keeps 16 writes in flight (1 MiB) with a 537 ms ACK timeout
+# (-u 17): with its defaults (128, 67 ms) a guest starved by the host's
+# other work resent QP 0's queue again and again (hundreds of duplicates
+# at the responder), and in one such storm on 6.1, whose rxe runs a QP's
+# requester and completer as separate tasks, QP 0 failed with status 9:
+# the peer's responder NAKed a resend as an invalid request.
 s_spray_paths_across_hosts() {
 	local port=18717 log=$STL_LOGDIR/spray-across rc=0 pid a i n s sports="" up0 t0=$SECONDS
 	local c2 r0 f0
@@ -305,11 +311,11 @@ s_spray_paths_across_hosts() {
 			tc filter del dev eth0 egress prio 1 &&
 			tc filter del dev eth0 ingress prio 1 || why "tc: no clsact qdisc or u32 filter"
 		start_server "$port" 30 "$log.server" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 40 || return 1
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -t 16 -u 17 -D 40 || return 1
 		pid=$SERVER_PID
 	else
 		run_client_retry "$CLIENT_RETRY" "$log.client" \
-			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -D 40 "$STL_PEER_IP" &
+			ib_write_bw -d stellar0 -x "$STL_GIDX" -F -p "$port" -s 65536 -t 16 -u 17 -D 40 "$STL_PEER_IP" &
 		pid=$!
 		bg_track "$pid"
 	fi
