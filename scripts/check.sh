@@ -66,8 +66,10 @@ lane_b_pid=""
 trap '[[ -n $debug_build ]] && kill -- "-$debug_build" 2>/dev/null
 	[[ -n $lane_b_pid ]] && kill -- "-$lane_b_pid" 2>/dev/null' EXIT
 
-# 6.1 and the debug kernel fuzz for 60 s, the others 30 s (`make fuzz`
-# fuzzes longer).  The other
+# 6.1 and the debug kernel fuzz for 30 s, 6.12 for 20 s (`make fuzz`
+# fuzzes longer); 6.12 and the debug kernel run the lifecycle races 6 and 2
+# times (6.1: 12; lockdep sees each lock order on the first pass) and the
+# pin cache's munmap race for 10 s (6.1: 20).  The other
 # kernels leave out what only varies the userspace over module paths the
 # rest of the suite runs there too (OTHER_SKIP): the ibverbs-utils and ring
 # pingpongs and perftests, the verbs suite against plain rxe0, the other
@@ -90,20 +92,20 @@ OTHER_SKIP='(rc|ud|uc)_pingpong_.*|rdma_core_.*|ucx_.*|pyverbs_.*|stellarctl_.*|
 # above already cover and that runs no module path of its own (the
 # ibverbs-utils pingpongs, the pingpongs and verbs suite against plain
 # rxe0, the install, the pingpongs of other rdma-core releases, whose ring
-# paths 50-rings.sh covers, its pingpongs and perftests, UCX, pyverbs), fuzzes for 60 s and runs the lifecycle races half as
-# many times (STL_LC_ITER=6: lockdep sees each lock order on the first
-# pass); `make check-debug`
+# # paths 50-rings.sh covers, its pingpongs and perftests, UCX, pyverbs)
+# and runs the races shorter (above); `make check-debug`
 # (STL_CHECK_DEBUG=full) runs the whole suite on it, STL_CHECK_DEBUG=0
 # leaves the stage out (it then says SKIP).
-# It also leaves out two address scenarios (about 140 s there) whose GID
-# table paths the other three (own netdev, VLAN in a namespace, macvlan)
-# drive under lockdep and KASAN too (the hostile path-exchange messages,
+# It and 6.12 also leave out two address scenarios (ADDR_SKIP; about 140 s
+# on the debug kernel, 40 s on 6.12) whose GID table paths the other three
+# (own netdev, VLAN in a namespace, macvlan) drive there too (the hostile path-exchange messages,
 # left out with OTHER_SKIP, are sent through ib_umad, which the debug
 # kernel does not build).
-DEBUG_SKIP="$OTHER_SKIP|addresses_device_on_vlan|addresses_explicit_list"
+ADDR_SKIP="addresses_device_on_vlan|addresses_explicit_list"
+DEBUG_SKIP="$OTHER_SKIP|$ADDR_SKIP"
 vm_one_debug() {
 	local kinfo release="" objtree="" vmlinux="" image="" skip=$DEBUG_SKIP
-	local fuzz=60 lc_iter=4
+	local fuzz=30 lc_iter=2
 	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
 	if [[ -n $debug_build ]]; then
 		local t0=$SECONDS rc
@@ -131,6 +133,7 @@ vm_one_debug() {
 		export STL_PVDMA_RACE_SECONDS=${STL_PVDMA_RACE_SECONDS:-60}
 	fi
 	STL_VM_QUIET=1 STL_VM_KERNEL=$image STL_SCENARIO_SKIP=$skip \
+		STL_PVDMA_RACE_SECONDS=${STL_PVDMA_RACE_SECONDS:-10} \
 		STL_FUZZ_SECONDS=$fuzz STL_LC_ITER=$lc_iter scripts/vm.sh -t 3600 -o "$1" tests/kernel/vm-one.sh
 }
 
@@ -146,8 +149,10 @@ other_kernels() {
 		v=${v%.*}
 		mkdir "$out/took.one-$v" 2>/dev/null &&
 			stage "vm-one-host-$v" env KVER="$k" STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
-				STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-30}" \
-				STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-$OTHER_SKIP}" \
+				STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-20}" \
+				STL_LC_ITER="${STL_LC_ITER:-6}" \
+				STL_PVDMA_RACE_SECONDS="${STL_PVDMA_RACE_SECONDS:-10}" \
+				STL_SCENARIO_SKIP="${STL_SCENARIO_SKIP:-$OTHER_SKIP|$ADDR_SKIP}" \
 				scripts/vm.sh -t 2700 -o "$out/one-$v" tests/kernel/vm-one.sh
 		mkdir "$out/took.two-$v" 2>/dev/null &&
 			stage "vm-two-hosts-$v" env KVER="$k" STL_VM_QUIET=1 \
