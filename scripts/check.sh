@@ -66,7 +66,7 @@ lane_b_pid=""
 trap '[[ -n $debug_build ]] && kill -- "-$debug_build" 2>/dev/null
 	[[ -n $lane_b_pid ]] && kill -- "-$lane_b_pid" 2>/dev/null' EXIT
 
-# 6.1 and the debug kernel fuzz for 30 s, 6.12 for 20 s (`make fuzz`
+# Each kernel fuzzes for 20 s (`make fuzz`
 # fuzzes longer); 6.12 and the debug kernel run the lifecycle races 6 and 2
 # times (6.1: 12; lockdep sees each lock order on the first pass) and the
 # pin cache's munmap race for 10 s (6.1: 20).  The other
@@ -105,7 +105,7 @@ ADDR_SKIP="addresses_device_on_vlan|addresses_explicit_list"
 DEBUG_SKIP="$OTHER_SKIP|$ADDR_SKIP"
 vm_one_debug() {
 	local kinfo release="" objtree="" vmlinux="" image="" skip=$DEBUG_SKIP
-	local fuzz=30 lc_iter=2
+	local fuzz=20 lc_iter=2
 	echo "debug kernel: scripts/debug-kernel.sh (cached in build/debug-kernel/)"
 	if [[ -n $debug_build ]]; then
 		local t0=$SECONDS rc
@@ -213,7 +213,7 @@ rdma_core_builds() {
 stage rdma-core-builds rdma_core_builds
 # Slab poisoning: a use-after-free in any scenario becomes an oops.
 stage vm-one-host env STL_VM_QUIET=1 STL_VM_APPEND="slub_debug=FZPU" \
-	STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-30}" scripts/vm.sh -t 2700 -o "$out/one" tests/kernel/vm-one.sh
+	STL_FUZZ_SECONDS="${STL_FUZZ_SECONDS:-20}" scripts/vm.sh -t 2700 -o "$out/one" tests/kernel/vm-one.sh
 stage vm-two-hosts env STL_VM_QUIET=1 scripts/vm.sh -n 2 -t 900 -o "$out/two" tests/kernel/vm-two.sh
 other_kernels
 

@@ -393,6 +393,14 @@ scenario() {
 		STL_SKIPPED=$((STL_SKIPPED + 1))
 		return 0
 	fi
+	# STL_SCENARIO_ONLY: the same, the other way round (to run a few
+	# scenarios while working on them)
+	if [[ -n ${STL_SCENARIO_ONLY:-} ]] &&
+		! grep -qxE -- "$STL_SCENARIO_ONLY" <<<"$name"; then
+		echo "SKIP $name: not run on this boot (STL_SCENARIO_ONLY)"
+		STL_SKIPPED=$((STL_SKIPPED + 1))
+		return 0
+	fi
 	WHY=""
 	STL_BG=()
 	# where this scenario's part of the kernel log begins (info level:

@@ -5,7 +5,7 @@
  * large requests are cut into chunks over the QP's paths.
  *
  *   stl_spray_data -a DEV_A -b DEV_B [-g GID_INDEX] [-s SECONDS] [-r FILE]
- *                  [-u | -e]
+ *                  [-H HOLD_FILE] [-u | -e]
  *
  * It waits until both devices count the QP pair's paths up
  * (spray_qps_up), then runs rounds until SECONDS have passed (one round
@@ -34,7 +34,9 @@
  * 1 MiB WRITEs wait for it; then A's QP goes to ERROR.  Every request
  * posted must complete once, flushed, in post order (none lost with the
  * paths), and no completion more; then the QP goes to RESET.
- * FILE is created once the first round passed.  Every failure prints
+ * FILE is created once the first round passed.  The rounds end early once
+ * HOLD_FILE exists (-H, after two rounds at least); the QPs are kept until
+ * it does.  Every failure prints
  * "SPRAYDATA FAIL <what>"; exit 0 when all rounds passed, 3 on a failure,
  * 2 on a setup failure.
  */
@@ -610,7 +612,10 @@ int main(int argc, char **argv)
 		if (!round && ready)
 			close(open(ready, O_CREAT | O_WRONLY, 0644));
 		round++;
-	} while (now_s() < end);
+		/* the caller has seen what it waited for: two rounds at least
+		 * (an even and an odd one), then done
+		 */
+	} while (now_s() < end && !(round >= 2 && hold && !access(hold, F_OK)));
 	/*
 	 * Keep the QPs (and their counters) until the caller has read what it
 	 * wants, however slow that is: it creates HOLD_FILE then.

@@ -13,12 +13,16 @@
  * message claims (default: -D's), -q the sender's path QPs 1.. (path 0
  * is -s unless -q starts with "0:" followed by the value to put there),
  * -P and -E the path and epoch of a repair (ops 4 and 5).
- * Exit 0 once the MAD was handed to ib_umad.
+ * Exit 0 once the MAD was on the wire: it is sent as a request that
+ * expects an answer within 20 ms, which nobody gives (the module answers
+ * with a Send of its own), so ib_umad reports the send back as timed out
+ * once it completed.  A second at most is waited for that.
  */
 #include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +72,7 @@ static void put32(uint8_t *p, uint32_t v)
 int main(int argc, char **argv)
 {
 	struct ib_user_mad_reg_req req = { .qpn = 1 };
+	struct pollfd pfd;
 	uint32_t src = 0, dst = 0, oui = 0x0a5711, qpn[MAX_PATHS] = { 0 };
 	int op = 1, version = 1, n = -1, gidx = -1, opt, fd, nq = 1, i;
 	int path = 0, epoch = 0;
@@ -179,14 +184,19 @@ int main(int argc, char **argv)
 	mapped_gid(sip ? sip : dip, d + 12 + 4 * MAX_PATHS);
 	d[12 + 4 * MAX_PATHS + 16] = epoch;
 
+	h->timeout_ms = 20;
+	h->retries = 0;
 	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
 		die("write");
 	/*
-	 * Closing cancels a send not yet on the wire, and ib_umad reports
-	 * no completion of a send that expects no answer: give rxe's QP1
-	 * time to send it, even on a loaded guest.
+	 * Closing cancels a send not yet on the wire: wait for ib_umad to
+	 * hand the send back (ETIMEDOUT, or an answer).  Without it in a
+	 * second, the send had that second, as it always had.
 	 */
-	usleep(1000000);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 1000) == 1 && read(fd, buf, sizeof(buf)) < 0)
+		die("read");
 	close(fd);
 	printf("sent op %d version %d n %d src %u dst %u to %s\n", op, version,
 	       n, src, dst, dip);

@@ -201,8 +201,11 @@ spray_hostile() {
 		read -r r0 d0 <<<"$(spray_rx_counts)"
 		build/tests/stl_spray_mad -u "$UMAD" -g "$STL_GIDX" -D "$STL_MY_IP" "$@" >/dev/null ||
 			{ why "$what: stl_spray_mad failed"; return 1; }
-		# (stl_spray_mad waited a second after the send: a message
-		# that is not received by then is not received)
+		# (stl_spray_mad returned once the send was on the wire, up
+		# to a second after it; the module counts what it takes from
+		# its receive work: 0.3 s, so that a message wrongly counted
+		# shows here, then 2 s more for what must be counted)
+		sleep 0.3
 		for ((i = 0; i < 20; i++)); do
 			read -r r1 d1 <<<"$(spray_rx_counts)"
 			((r1 - r0 >= want_r && d1 - d0 >= want_d)) && break
@@ -493,7 +496,7 @@ s_spray_data_path() {
 # repaired and carries chunks again.
 s_spray_data_failover() {
 	local log=$STL_LOGDIR/spray-data-failover.log f=/sys/kernel/debug/stellar/spray_fail_path
-	local a i r0 p2
+	local a i r0 p1 p2
 	r0=$(stat_counter stellar0 spray_chunk_reposts)
 	spray_data_start 40 "$log" || return 1
 	echo "$SPRAY_QPN 2" >"$f" || why "writing '$SPRAY_QPN 2' to spray_fail_path failed"
@@ -516,6 +519,23 @@ s_spray_data_failover() {
 	(($(spray_attr "$a" path2_bytes) > p2)) ||
 		why "path 2 carried no bytes after it came back ($p2 -> $(spray_attr "$a" path2_bytes))"
 	echo "$SPRAY_QPN 1" >"$f" || why "writing '$SPRAY_QPN 1' to spray_fail_path failed"
+	# path 1 too, with chunks on it: once it is repaired and carries
+	# bytes again the rounds may end (the run's 40 s are what a slow
+	# kernel may need for both)
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.5
+		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+		[[ $(spray_attr "$a" path1_data) == up && $(spray_attr "$a" path1_recoveries) -ge 1 ]] && break
+		grep -q '^SPRAYDATA ok' "$log" && break
+	done
+	p1=$(spray_attr "$a" path1_bytes)
+	for ((i = 0; i < 20; i++)); do
+		(($(spray_attr "$a" path1_bytes) > p1)) && break
+		grep -q '^SPRAYDATA ok' "$log" && break
+		sleep 0.5
+		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+	done
+	echo "after path 1's repair: $a"
 	spray_data_wait "$log"
 	echo "spray_chunk_reposts: $r0 -> $(stat_counter stellar0 spray_chunk_reposts)"
 	[[ -z $WHY ]]
