@@ -407,9 +407,12 @@ s_install_and_autoload() {
 	ko=$(find "/lib/modules/$(uname -r)" -name 'stellar.ko*' | head -n 1)
 	[[ -n $ko ]] || why "modules_install left no stellar.ko under /lib/modules/$(uname -r)"
 	for d in $(modinfo -F depends "$mdir/stellar.ko" | tr ',' ' '); do
-		mapfile -t -O "${#deps[@]}" deps < <(modprobe --show-depends "$d" | awk '$1 == "insmod" { print $2 }')
+		# (a here-string: the guest has no /dev/fd for <(...))
+		out=$(modprobe --show-depends "$d" | awk '$1 == "insmod" { print $2 }')
+		[[ -n $out ]] && mapfile -t -O "${#deps[@]}" deps <<<"$out"
 	done
 	echo "depmod over: $ko ${deps[*]}"
+	((${#deps[@]} > 0)) || why "modprobe --show-depends named no module stellar.ko needs"
 	rm -rf "$saved" && mkdir -p "$saved" && cp -a "/lib/modules/$(uname -r)"/modules.* "$saved/"
 	[[ -n $ko ]] && { depmod "$(uname -r)" "$ko" "${deps[@]}" || why "depmod failed"; }
 	make -s -C userlib install >/dev/null || why "provider install failed"

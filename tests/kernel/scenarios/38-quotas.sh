@@ -9,42 +9,53 @@
 # both kinds of device; the bandwidth share of one parent's devices by
 # weight, and the latency class.
 
-# Quota $2 on kind $1 of device $3 (its programs run with environment
-# command $4...): exactly the quota is made, the next one is refused.
-quota_kind() {
-	local kind=$1 q=$2 dev=$3 d=/sys/class/infiniband/$3 before after res want got
+# Quota $2 on each kind in $1 (words) of device $3 at once (its programs
+# run with environment command $4...), as the device reports them
+# (ibv_devinfo -v, one run for all); then, kind by kind, exactly the quota
+# is made and the next one is refused, counted once.  Last all are lifted
+# (0: the module's maximum) and the first kind is made past the old quota.
+quota_kinds() {
+	local kinds=$1 q=$2 dev=$3 d=/sys/class/infiniband/$3 kind info res want got before after
 	shift 3
-	# the tool's own PD and CQ are one of theirs
-	want=$q
-	[[ $kind == pd || $kind == cq ]] && want=$((q - 1))
-	before=$(stat_counter "$dev" object_quota_refusals)
-	echo "$q" >"$d/${kind}_quota" || { why "writing $q to ${kind}_quota failed"; return 1; }
-	[[ $(cat "$d/${kind}_quota") == "$q" ]] || why "${kind}_quota reads $(cat "$d/${kind}_quota")"
-	got=$("$@" ibv_devinfo -v -d "$dev" 2>/dev/null | awk -v f="max_$kind:" '$1 == f { print $2; exit }')
-	[[ $got == "$q" ]] || why "$dev reports max_$kind '$got' with ${kind}_quota $q"
-	res=$("$@" "$TESTS/stl_quota_fill" -d "$dev" -k "$kind" -n $((q + 5)) -g "$STL_GIDX" 2>&1)
-	echo "$res"
-	[[ $res == *"kind=$kind made=$want err=ENOMEM"* ]] ||
-		why "$kind quota $q on $dev: '$res', want made=$want err=ENOMEM"
-	after=$(stat_counter "$dev" object_quota_refusals)
-	((after == before + 1)) || why "object_quota_refusals went $before -> $after, want +1"
-	grep -qx "$kind 0 $q" "$d/quota_usage" ||
-		why "quota_usage does not say '$kind 0 $q': $(grep "^$kind " "$d/quota_usage")"
-	# back to the module's maximum: the same run makes them all
-	echo 0 >"$d/${kind}_quota" || why "writing 0 to ${kind}_quota failed"
+	for kind in $kinds; do
+		echo "$q" >"$d/${kind}_quota" || { why "writing $q to ${kind}_quota failed"; return 1; }
+		[[ $(cat "$d/${kind}_quota") == "$q" ]] || why "${kind}_quota reads $(cat "$d/${kind}_quota")"
+	done
+	info=$("$@" ibv_devinfo -v -d "$dev" 2>/dev/null)
+	for kind in $kinds; do
+		got=$(awk -v f="max_$kind:" '$1 == f { print $2; exit }' <<<"$info")
+		[[ $got == "$q" ]] || why "$dev reports max_$kind '$got' with ${kind}_quota $q"
+	done
+	for kind in $kinds; do
+		# the tool's own PD and CQ are one of theirs
+		want=$q
+		[[ $kind == pd || $kind == cq ]] && want=$((q - 1))
+		before=$(stat_counter "$dev" object_quota_refusals)
+		res=$("$@" "$TESTS/stl_quota_fill" -d "$dev" -k "$kind" -n $((q + 5)) -g "$STL_GIDX" 2>&1)
+		echo "$res"
+		[[ $res == *"kind=$kind made=$want err=ENOMEM"* ]] ||
+			why "$kind quota $q on $dev: '$res', want made=$want err=ENOMEM"
+		after=$(stat_counter "$dev" object_quota_refusals)
+		((after == before + 1)) || why "object_quota_refusals went $before -> $after, want +1"
+		grep -qx "$kind 0 $q" "$d/quota_usage" ||
+			why "quota_usage does not say '$kind 0 $q': $(grep "^$kind " "$d/quota_usage")"
+	done
+	# back to the module's maximum
+	for kind in $kinds; do
+		echo 0 >"$d/${kind}_quota" || why "writing 0 to ${kind}_quota failed"
+		[[ $(awk -v k="$kind" '$1 == k { print $3 }' "$d/quota_usage") != "$q" ]] ||
+			why "the $kind limit is still $q after writing 0"
+	done
+	kind=${kinds%% *}
 	res=$("$@" "$TESTS/stl_quota_fill" -d "$dev" -k "$kind" -n $((q + 5)) -g "$STL_GIDX" 2>&1)
 	[[ $res == *"made=$((q + 5)) err=0"* ]] || why "$kind with the quota lifted: '$res'"
 }
 
 s_object_quotas() {
-	local d=/sys/class/infiniband/stellar1 k m
-	for k in pd cq qp mr ah; do
-		quota_kind "$k" 3 stellar1 env
-	done
+	local d=/sys/class/infiniband/stellar1 m
+	quota_kinds "pd cq qp mr ah" 3 stellar1 env
 	add_stellar rxe_q0 || return 1
-	for k in srq mw qp; do
-		quota_kind "$k" 2 rxe_q0 env -u RDMAV_DRIVERS
-	done
+	quota_kinds "srq mw qp" 2 rxe_q0 env -u RDMAV_DRIVERS
 	run rdma link delete rxe_q0
 	cat "$d/quota_usage"
 	m=$(stat -c '%a %U' "$d/qp_quota")
@@ -66,7 +77,8 @@ kmem_usage() { awk '$1 == "kmem" { print $2, $3 }' "/sys/class/infiniband/$1/quo
 # kmem_quota $2 bytes on device $1 (programs run with environment command
 # $3...): kind $4 objects are made until one is refused with ENOMEM, after
 # at least one and fewer than $5; the refusal is counted; when the program
-# is gone the device holds what it held before; lifted, $5 objects are made.
+# is gone the device holds what it held before; lifted, $5 objects are made
+# (of kind cq: once per device).
 kmem_kind() {
 	local dev=$1 q=$2 d=/sys/class/infiniband/$1 res used0 used lim before after made
 	local -a envc=()
@@ -91,6 +103,11 @@ kmem_kind() {
 	((used == used0)) || why "$dev holds $used bytes of kmem after the program, $used0 before"
 	((lim == q)) || why "quota_usage gives the kmem limit as $lim, want $q"
 	echo 0 >"$d/kmem_quota"
+	read -r used lim <<<"$(kmem_usage "$dev")"
+	((lim == 0)) || why "quota_usage gives the kmem limit as $lim after writing 0"
+	# lifted, the same run makes them all (once per device: the refusals
+	# counter already tells the quota's refusal from any other)
+	[[ $kind == cq ]] || return 0
 	res=$("${envc[@]}" "$TESTS/stl_quota_fill" -d "$dev" -k "$kind" -n "$most" -g "$STL_GIDX" 2>&1)
 	[[ $res == *"made=$most err=0"* ]] || why "$kind on $dev with no kmem quota: '$res'"
 }
