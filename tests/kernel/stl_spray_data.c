@@ -557,14 +557,30 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "a:b:g:s:r:H:ue")) != -1) {
 		switch (opt) {
-		case 'a': a.name = optarg; break;
-		case 'b': b.name = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		case 's': secs = atof(optarg); break;
-		case 'r': ready = optarg; break;
-		case 'H': hold = optarg; break;
-		case 'u': unpolled = 1; break;
-		case 'e': errstate = 1; break;
+		case 'a':
+			a.name = optarg;
+			break;
+		case 'b':
+			b.name = optarg;
+			break;
+		case 'g':
+			gid_index = atoi(optarg);
+			break;
+		case 's':
+			secs = atof(optarg);
+			break;
+		case 'r':
+			ready = optarg;
+			break;
+		case 'H':
+			hold = optarg;
+			break;
+		case 'u':
+			unpolled = 1;
+			break;
+		case 'e':
+			errstate = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] [-r READY_FILE] [-H HOLD_FILE] [-u | -e]\n",
 				argv[0]);

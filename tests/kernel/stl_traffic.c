@@ -133,12 +133,24 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "a:b:g:s:m:r:")) != -1) {
 		switch (opt) {
-		case 'a': a.name = optarg; break;
-		case 'b': b.name = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
-		case 's': secs = atof(optarg); break;
-		case 'm': len = (size_t)atoi(optarg) << 20; break;
-		case 'r': ready = optarg; break;
+		case 'a':
+			a.name = optarg;
+			break;
+		case 'b':
+			b.name = optarg;
+			break;
+		case 'g':
+			gid_index = atoi(optarg);
+			break;
+		case 's':
+			secs = atof(optarg);
+			break;
+		case 'm':
+			len = (size_t)atoi(optarg) << 20;
+			break;
+		case 'r':
+			ready = optarg;
+			break;
 		default:
 			fprintf(stderr, "usage: %s -a DEV -b DEV [-g GIDX] [-s SECONDS] "
 				"[-m MIB] [-r READY_FILE]\n", argv[0]);
