@@ -491,50 +491,49 @@ s_spray_data_path() {
 	[[ -z $WHY ]]
 }
 
+# Path $1 of stellar0's QP $SPRAY_QPN after spray_fail_path: up to 20 s
+# for it to be up for data with a recovery (its rdma res line then in
+# a_up, the caller's local), then, while the rounds go on (a slow kernel
+# runs few of them, and the repair may take most of the run), up to 20 s
+# for its bytes to grow past what they were then (pb; the last line in a).
+# Either wait ends once the run in $2 has printed its ok line.
+spray_path_back() {
+	local path=$1 log=$2 i
+	for ((i = 0; i < 40; i++)); do
+		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+		[[ $(spray_attr "$a" "path${path}_data") == up &&
+			$(spray_attr "$a" "path${path}_recoveries") -ge 1 ]] && break
+		grep -q '^SPRAYDATA ok' "$log" && break
+		sleep 0.5
+	done
+	a_up=$a
+	pb=$(spray_attr "$a" "path${path}_bytes")
+	for ((i = 0; i < 40; i++)); do
+		sleep 0.5
+		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
+		(($(spray_attr "$a" "path${path}_bytes") > pb)) && break
+		grep -q '^SPRAYDATA ok' "$log" && break
+	done
+}
+
 # A path fails while chunks are on it (debugfs spray_fail_path, twice):
 # its chunks go on the other paths, the bytes stay intact, the path is
 # repaired and carries chunks again.
 s_spray_data_failover() {
 	local log=$STL_LOGDIR/spray-data-failover.log f=/sys/kernel/debug/stellar/spray_fail_path
-	local a i r0 p1 p2
+	local a a_up pb r0
 	r0=$(stat_counter stellar0 spray_chunk_reposts)
 	spray_data_start 40 "$log" || return 1
 	echo "$SPRAY_QPN 2" >"$f" || why "writing '$SPRAY_QPN 2' to spray_fail_path failed"
-	for ((i = 0; i < 40; i++)); do
-		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
-		[[ $(spray_attr "$a" path2_data) == up && $(spray_attr "$a" path2_recoveries) -ge 1 ]] && break
-		sleep 0.5
-	done
-	echo "after the repair: $a"
-	[[ $(spray_attr "$a" path2_data) == up ]] || why "path 2 is '$(spray_attr "$a" path2_data)' for data after its repair, want up"
-	p2=$(spray_attr "$a" path2_bytes)
-	# While the rounds go on (a slow kernel runs few of them, and the
-	# repair may take most of the run): up to 20 s.
-	for ((i = 0; i < 40; i++)); do
-		sleep 0.5
-		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
-		(($(spray_attr "$a" path2_bytes) > p2)) && break
-		grep -q '^SPRAYDATA ok' "$log" && break
-	done
-	(($(spray_attr "$a" path2_bytes) > p2)) ||
-		why "path 2 carried no bytes after it came back ($p2 -> $(spray_attr "$a" path2_bytes))"
+	spray_path_back 2 "$log"
+	echo "after the repair: $a_up"
+	[[ $(spray_attr "$a_up" path2_data) == up ]] || why "path 2 is '$(spray_attr "$a_up" path2_data)' for data after its repair, want up"
+	(($(spray_attr "$a" path2_bytes) > pb)) ||
+		why "path 2 carried no bytes after it came back ($pb -> $(spray_attr "$a" path2_bytes))"
+	# path 1 too, with chunks on it: once it is back the rounds may end
+	# (the run's 40 s are what a slow kernel may need for both)
 	echo "$SPRAY_QPN 1" >"$f" || why "writing '$SPRAY_QPN 1' to spray_fail_path failed"
-	# path 1 too, with chunks on it: once it is repaired and carries
-	# bytes again the rounds may end (the run's 40 s are what a slow
-	# kernel may need for both)
-	for ((i = 0; i < 40; i++)); do
-		sleep 0.5
-		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
-		[[ $(spray_attr "$a" path1_data) == up && $(spray_attr "$a" path1_recoveries) -ge 1 ]] && break
-		grep -q '^SPRAYDATA ok' "$log" && break
-	done
-	p1=$(spray_attr "$a" path1_bytes)
-	for ((i = 0; i < 20; i++)); do
-		(($(spray_attr "$a" path1_bytes) > p1)) && break
-		grep -q '^SPRAYDATA ok' "$log" && break
-		sleep 0.5
-		a=$(spray_qps stellar0 | grep "lqpn $SPRAY_QPN ")
-	done
+	spray_path_back 1 "$log"
 	echo "after path 1's repair: $a"
 	spray_data_wait "$log"
 	echo "spray_chunk_reposts: $r0 -> $(stat_counter stellar0 spray_chunk_reposts)"
