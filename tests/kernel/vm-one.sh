@@ -160,22 +160,22 @@ s_stats_count_posted_and_rejected_wrs() {
 	local names=(send_wrs completions bad_wrs mr_registrations)
 	rdma statistic show link stellar0/1
 	for c in "${names[@]}"; do
-		before0+=("$(stat_counter stellar0 "$c")")
+		before0+=("$(stat_counter_nl stellar0 "$c")")
 	done
-	before1=$(stat_counter stellar1 recv_wrs)
+	before1=$(stat_counter_nl stellar1 recv_wrs)
 	s_verbs stellar0 stellar1 -t rc_send_recv_delivers_bytes_and_wc_fields \
 		-t post_send_rejects_unknown_lkey || return 1
 	rdma statistic show link stellar0/1
 	rdma statistic show link stellar1/1
 	for c in "${names[@]}"; do
-		after0+=("$(stat_counter stellar0 "$c")")
+		after0+=("$(stat_counter_nl stellar0 "$c")")
 	done
 	after1=$(stat_counter stellar1 recv_wrs)
 	for i in "${!names[@]}"; do
-		[[ ${before0[i]} != none && ${after0[i]} != none ]] ||
+		[[ ${before0[i]} != -1 && ${after0[i]} != -1 ]] ||
 			{ why "counter ${names[i]} missing from rdma statistic show link stellar0/1"; return 1; }
 	done
-	[[ $before1 != none ]] || { why "counter recv_wrs missing on stellar1"; return 1; }
+	[[ $before1 != -1 ]] || { why "counter recv_wrs missing on stellar1"; return 1; }
 	# stellar0 posted 6 + 1 good SENDs and 1 rejected WR; registered 1 + 2 MRs
 	((after0[0] - before0[0] >= 7)) || why "send_wrs grew by $((after0[0] - before0[0])), want >= 7"
 	((after0[1] - before0[1] >= 7)) || why "completions grew by $((after0[1] - before0[1])), want >= 7"

@@ -53,7 +53,7 @@ s_queue_quota_attributes() {
 	done
 	rdma statistic show link stellar0/1
 	for c in cqe_quota_refusals wqe_quota_refusals cqes_in_use wqes_in_use; do
-		[[ $(stat_counter stellar0 "$c") != none ]] ||
+		[[ $(stat_counter_nl stellar0 "$c") != -1 ]] ||
 			why "counter $c missing from rdma statistic show link stellar0/1"
 	done
 	[[ -z $WHY ]]
