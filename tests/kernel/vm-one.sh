@@ -170,7 +170,7 @@ s_stats_count_posted_and_rejected_wrs() {
 	for c in "${names[@]}"; do
 		after0+=("$(stat_counter_nl stellar0 "$c")")
 	done
-	after1=$(stat_counter stellar1 recv_wrs)
+	after1=$(stat_counter_nl stellar1 recv_wrs)
 	for i in "${!names[@]}"; do
 		[[ ${before0[i]} != -1 && ${after0[i]} != -1 ]] ||
 			{ why "counter ${names[i]} missing from rdma statistic show link stellar0/1"; return 1; }
