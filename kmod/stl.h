@@ -517,8 +517,9 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  *	entries before it (STL_FENCE_*, stl_ring.c)
  * @err: the QP is in the error state: what the parent does not hold is
  *	flushed by Stellar
- * @rate_wait: send entries wait for the device's rate cap (stl_rate_take();
- *	the device's backstop pulls the send ring again)
+ * @rate_wait: send entries wait for the device's rate cap (stl_rate_take())
+ *	or for room in the paths' queue (spray_post_send()); the device's
+ *	backstop pulls the send ring again
  * @local_wait: a window entry waits for the entries before it (a marker
  *	follows them; under sq.mutex)
  * @ring_entry: in the device's ring_qps
@@ -527,7 +528,7 @@ static inline struct stl_cq *to_stl_cq(struct ib_cq *ibcq)
  *	@work's move to the error state): ib_core updates the parent QP's
  *	source GID reference (av_sgid_attr) without a lock, so two
  *	concurrent modifies with a path would lose one reference
- * @spray: its paths (RC QPs of devices without rings; spray/spray_path.c)
+ * @spray: its paths (RC QPs; spray/spray_path.c)
  */
 struct stl_qp {
 	struct ib_qp ibqp;

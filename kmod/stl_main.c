@@ -551,7 +551,10 @@ static int stl_create(const char *name, const struct stl_want *want)
 	sdev->rings = !strncmp(name, STL_RING_NAME_PREFIX,
 			       strlen(STL_RING_NAME_PREFIX));
 	mutex_init(&sdev->qp_lifecycle);
-	/* Ring devices carry one path per QP (spray/ needs libstellar's). */
+	/*
+	 * A ring device's QPs start with one path: the stock provider's
+	 * users ask for more (spray_paths), as their peers may be plain rxe.
+	 */
 	sdev->spray_paths = sdev->rings ? 1 : READ_ONCE(spray_default_paths);
 	pvdma_cache_init(&sdev->pins, sdev->ibdev.name);
 	INIT_LIST_HEAD(&sdev->parent_entry);

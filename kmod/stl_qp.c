@@ -112,7 +112,7 @@ static int stl_check_qp_init(struct stl_dev *sdev,
 static u64 stl_qp_kmem(struct stl_dev *sdev, const struct ib_qp_init_attr *init)
 {
 	return sizeof(struct stl_qp) + 2 * sizeof(struct stl_cq_qref) +
-	       (init->qp_type == IB_QPT_RC && !sdev->rings &&
+	       (init->qp_type == IB_QPT_RC &&
 		READ_ONCE(sdev->spray_paths) > 1 ? spray_qp_kmem() : 0) +
 	       (sdev->rings ?
 		stl_ring_qp_kmem(init, min_t(u32, init->cap.max_inline_data,
@@ -216,14 +216,15 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init->cap = pinit.cap;
 	init->cap.max_inline_data = sqp->max_inline;
 	ibqp->qp_num = pqp->qp_num;
+	ret = spray_qp_create(sqp, sdev, init->cap.max_send_wr);
+	if (ret)
+		goto err_destroy;
 	if (sdev->rings) {
 		ret = stl_ring_qp_create(sqp, init, udata);
-		if (ret)
+		if (ret) {
+			spray_qp_destroy(sqp);
 			goto err_destroy;
-	} else {
-		ret = spray_qp_create(sqp, sdev, init->cap.max_send_wr);
-		if (ret)
-			goto err_destroy;
+		}
 	}
 	return 0;
 
@@ -346,10 +347,17 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct stl_qp *sqp = to_stl_qp(ibqp);
 	int ret;
 
-	if (sdev->rings)
+	/*
+	 * Its paths first: their exchange names QP 0.  The send ring's pull
+	 * posts through them: not while they go (sq.mutex).
+	 */
+	if (sdev->rings) {
 		stl_ring_qp_unlist(sqp);
-	/* Its paths first: their exchange names QP 0. */
+		mutex_lock(&sqp->sq.mutex);
+	}
 	spray_qp_destroy(sqp);
+	if (sdev->rings)
+		mutex_unlock(&sqp->sq.mutex);
 	mutex_lock(&sdev->qp_lifecycle);
 	/* From here on, pollers name its completions without reading it. */
 	stl_cq_mark_dying(scq, sqp->pqp, sqp->sref);

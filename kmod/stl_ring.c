@@ -668,6 +668,9 @@ static noinline_for_stack bool stl_ucq_one(struct stl_cq *scq,
 	struct stl_uwr *w, srqw;
 	bool srq_low = false;
 
+	/* A tail's byte count, and the fix ring kept in step (spray/). */
+	if (!recv && READ_ONCE(sqp->spray))
+		spray_wc_fixup(sqp, wc);
 	if (wc->wr_id & STL_WR_MARK) {
 		/* Every entry before the marker's index is done. */
 		atomic_dec(&scq->inflight);
@@ -1165,27 +1168,53 @@ static bool stl_sq_signal(struct stl_qp *sqp, u32 idx)
 }
 
 /*
+ * Post one request of the send ring: through the QP's paths when it has
+ * them (spray/: a large WRITE or READ is cut over them, and whatever waits
+ * there keeps its place before @b), else to the parent QP.  Returns 0 or
+ * -errno (-ENOMEM: full; the entry is taken again later).
+ * Context: sq.mutex held, in an RCU read-side section (spray_qp_destroy()).
+ */
+static int stl_sq_post(struct stl_qp *sqp, struct stl_send_buf *b)
+{
+	const struct ib_send_wr *bad;
+	int ret = 1;
+
+	lockdep_assert_held(&sqp->sq.mutex);
+	if (sqp->spray)
+		ret = spray_post_send(sqp, b);
+	if (ret == 1)
+		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
+	return ret;
+}
+
+/*
  * A signalled zero-length RDMA WRITE carrying @wr_id (IBA C9-88: no address
  * or key of a zero-length operation is looked at): the parent completes it
- * after everything it holds for the QP.  Context: sq.mutex held.
+ * after everything it holds for the QP, and after every request of the
+ * QP's paths' queue.  Context: sq.mutex held.
  */
 static int stl_sq_post_mark(struct stl_qp *sqp, u64 wr_id)
 {
-	struct ib_rdma_wr mark = {
-		.wr.wr_id = wr_id,
-		.wr.opcode = IB_WR_RDMA_WRITE,
-		.wr.send_flags = IB_SEND_SIGNALED,
-	};
-	const struct ib_send_wr *bad;
+	/* Free here: stl_sq_pull() fills it again for each entry. */
+	struct stl_send_buf *mark = sqp->sq.sbuf;
 	int ret;
 
 	lockdep_assert_held(&sqp->sq.mutex);
-	ret = stl_parent_post_send(sqp->pqp, &mark.wr, &bad);
+	memset(&mark->wr, 0, sizeof(mark->wr));
+	mark->wr.send.wr_id = wr_id;
+	mark->wr.send.opcode = IB_WR_RDMA_WRITE;
+	mark->wr.send.send_flags = IB_SEND_SIGNALED;
+	rcu_read_lock();
+	ret = stl_sq_post(sqp, mark);
+	rcu_read_unlock();
 	if (!ret)
 		atomic_inc(&to_stl_cq(sqp->ibqp.send_cq)->inflight);
 	else
 		stl_dbg(to_stl_dev(sqp->ibqp.device),
 			"QP %u: marker not posted: %d\n", sqp->ibqp.qp_num, ret);
+	/* The paths' queue was full: the backstop tries again. */
+	if (ret == -ENOMEM && sqp->spray)
+		WRITE_ONCE(sqp->rate_wait, true);
 	return ret;
 }
 
@@ -1280,7 +1309,6 @@ static int stl_sq_pull(struct stl_qp *sqp)
 	struct rxe_send_wqe *wqe = uq->wqe;
 	struct stl_send_buf *b;
 	union stl_send_wr u;
-	const struct ib_send_wr *bad;
 	const u8 *inl;
 	u32 prod, inl_len;
 	int ret = 0;
@@ -1330,12 +1358,18 @@ static int stl_sq_pull(struct stl_qp *sqp)
 		else
 			b->wr.send.send_flags &= ~IB_SEND_SIGNALED;
 		b->wr.send.next = NULL;
-		ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
+		ret = stl_sq_post(sqp, b);
 		rcu_read_unlock();
 		if (!ret && uq->wr[idx].psig)
 			atomic_inc(&to_stl_cq(sqp->ibqp.send_cq)->inflight);
 		if (ret) {
-			/* Not ready (below RTS) or full: taken again later. */
+			/*
+			 * Not ready (below RTS) or full: taken again later.
+			 * The paths' queue frees with no completion of the
+			 * QP's own to run this again: the backstop does.
+			 */
+			if (ret == -ENOMEM && sqp->spray)
+				WRITE_ONCE(sqp->rate_wait, true);
 			stl_dbg(sdev, "QP %u: parent post_send: %d\n",
 				sqp->ibqp.qp_num, ret);
 			break;

@@ -797,11 +797,6 @@ static ssize_t spray_paths_store(struct device *dev,
 			 STL_SPRAY_MAX_PATHS);
 		return -EINVAL;
 	}
-	if (sdev->rings && val != 1) {
-		stl_info(sdev, "spray_paths %u refused: a ring device has one path per QP\n",
-			 val);
-		return -EOPNOTSUPP;
-	}
 	WRITE_ONCE(sdev->spray_paths, val);
 	ibdev_info(&sdev->ibdev, "spray_paths set to %u (new QPs)\n", val);
 	return count;

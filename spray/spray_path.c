@@ -479,7 +479,8 @@ static const struct kernel_param_ops spray_paths_ops = {
 /*
  * Paths of a new device's RC QPs (its spray_paths attribute changes it):
  * 4, one per link of a typical leaf's uplinks; 1 turns spraying off.  A
- * ring device, and a QP whose peer is not a Stellar device, has one.
+ * QP whose peer is not a Stellar device has one; a ring device starts
+ * with one (its spray_paths attribute gives it more).
  */
 unsigned int spray_default_paths = 4;
 module_param_cb(spray_paths, &spray_paths_ops, &spray_default_paths, 0644);
@@ -2066,7 +2067,7 @@ size_t spray_qp_kmem(void)
  * @max_send_wr: QP 0's send queue depth (its data path's queue)
  *
  * Nothing is made on the parent yet: paths come at RTR.  A QP of a device
- * whose spray_paths is 1, of a ring device, or not RC has none.
+ * whose spray_paths is 1, or not RC, has none.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -2075,7 +2076,7 @@ int spray_qp_create(struct stl_qp *sqp, struct stl_dev *sdev, u32 max_send_wr)
 	struct spray_qp *sq;
 	u8 want = READ_ONCE(sdev->spray_paths);
 
-	if (sqp->ibqp.qp_type != IB_QPT_RC || sdev->rings || want < 2)
+	if (sqp->ibqp.qp_type != IB_QPT_RC || want < 2)
 		return 0;
 	sq = kzalloc(sizeof(*sq), GFP_KERNEL);
 	if (!sq)

@@ -99,6 +99,56 @@ s_rings_rmmod_while_in_use() {
 	[[ -z $WHY ]]
 }
 
+# Spraying with the stock provider: rxe_s0 and rxe_s1 given 4 paths
+# (spray_paths), stl_spray_data between them through librxe. The send
+# ring's entries go through the paths' queue: large WRITEs and READs cut
+# into chunks over the paths, bytes intact, completions in post order with
+# their byte counts; then its late-polling (-u) and error-state (-e) runs.
+# The device counters moved; the paths go with the QPs.
+s_rings_spray_data() {
+	local log=$STL_LOGDIR/rings-spray-data.log d m c0 b0 before after i rc
+	before=$(rxe0_qpns | wc -l)
+	for d in rxe_s0 rxe_s1; do
+		echo 4 >"/sys/class/infiniband/$d/spray_paths" ||
+			why "spray_paths 4 refused on $d"
+	done
+	[[ -z $WHY ]] || return 1
+	c0=$(stat_counter rxe_s0 spray_chunks)
+	b0=$(stat_counter rxe_s0 spray_chunk_bytes)
+	for m in -s -u -e; do
+		rc=0
+		if [[ $m == -s ]]; then
+			timeout -k 5 120 build/tests/stl_spray_data -a rxe_s0 -b rxe_s1 \
+				-g "$STL_GIDX" -s 4 >"$log" 2>&1 || rc=$?
+		else
+			timeout -k 5 120 build/tests/stl_spray_data -a rxe_s0 -b rxe_s1 \
+				-g "$STL_GIDX" "$m" >"$log" 2>&1 || rc=$?
+		fi
+		cat "$log"
+		((rc == 0)) || why "stl_spray_data $m exited $rc"
+		grep -q '^SPRAYDATA ok' "$log" || why "stl_spray_data $m printed no ok line"
+		! grep -q 'SPRAYDATA FAIL' "$log" ||
+			why "stl_spray_data $m: $(grep -m1 'SPRAYDATA FAIL' "$log")"
+		if [[ $m == -s ]]; then
+			(($(stat_counter rxe_s0 spray_chunks) > c0)) ||
+				why "rxe_s0 spray_chunks did not move"
+			(($(stat_counter rxe_s0 spray_chunk_bytes) > b0)) ||
+				why "rxe_s0 spray_chunk_bytes did not move"
+		fi
+	done
+	for d in rxe_s0 rxe_s1; do
+		echo 1 >"/sys/class/infiniband/$d/spray_paths" ||
+			why "spray_paths 1 refused on $d"
+	done
+	for ((i = 0; i < 20; i++)); do
+		after=$(rxe0_qpns | wc -l)
+		((after == before)) && break
+		sleep 0.5
+	done
+	((after == before)) || why "rxe0 has $after QPs after the runs, $before before: paths left behind"
+	[[ -z $WHY ]]
+}
+
 s_rings_delete() {
 	run rdma link delete rxe_s0 || why "rdma link delete rxe_s0 failed"
 	run rdma link delete rxe_s1 || why "rdma link delete rxe_s1 failed"
@@ -149,6 +199,7 @@ s_rings_mw() {
 }
 scenario rings_mw_rxe_s1_to_rxe_s0 with_librxe s_rings_mw rxe_s1 rxe_s0
 scenario rings_mw_rxe0_to_rxe_s0 with_librxe s_rings_mw rxe0 rxe_s0
+scenario rings_spray_data_over_paths_stock_librxe with_librxe s_rings_spray_data
 scenario rings_write_bw_rxe_s0_rxe_s1 with_librxe perftest_local ib_write_bw rxe_s1 rxe_s0 18710 -n 200
 scenario rings_send_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_send_lat rxe_s1 rxe_s0 18711 -n 200
 scenario rings_read_lat_rxe_s0_rxe_s1 with_librxe perftest_local ib_read_lat rxe_s1 rxe_s0 18712 -n 200
