@@ -413,13 +413,14 @@ s_spray_crossed_repairs() {
 	[[ -z $WHY ]]
 }
 
-# stl_spray_data between stellar0 and stellar1 for $1 s (log $2); its
-# pid in SPRAY_PID, its QP 0 in SPRAY_QPN once it printed "paths up".
-# After its last round it keeps its QPs until spray_data_wait.
+# stl_spray_data between stellar0 and stellar1 (or $SPRAY_A and $SPRAY_B)
+# for $1 s (log $2); its pid in SPRAY_PID, its QP 0 in SPRAY_QPN once it
+# printed "paths up".  After its last round it keeps its QPs until
+# spray_data_wait.
 spray_data_start() {
-	local i
+	local i a=${SPRAY_A:-stellar0} b=${SPRAY_B:-stellar1}
 	rm -f "$STL_LOGDIR/spray-data.ready" "$STL_LOGDIR/spray-data.release"
-	build/tests/stl_spray_data -a stellar0 -b stellar1 -g "$STL_GIDX" -s "$1" \
+	build/tests/stl_spray_data -a "$a" -b "$b" -g "$STL_GIDX" -s "$1" \
 		-r "$STL_LOGDIR/spray-data.ready" -H "$STL_LOGDIR/spray-data.release" >"$2" 2>&1 &
 	SPRAY_PID=$!
 	bg_track "$SPRAY_PID"
@@ -428,7 +429,7 @@ spray_data_start() {
 		kill -0 "$SPRAY_PID" 2>/dev/null || break
 		sleep 0.5
 	done
-	SPRAY_QPN=$(sed -n 's/^SPRAYDATA paths up: QP \([0-9]*\) (stellar0).*/\1/p' "$2")
+	SPRAY_QPN=$(sed -n "s/^SPRAYDATA paths up: QP \\([0-9]*\\) ($a).*/\\1/p" "$2")
 	[[ -e $STL_LOGDIR/spray-data.ready && -n $SPRAY_QPN ]] ||
 		{ cat "$2"; why "stl_spray_data did not pass its first round"; return 1; }
 }
@@ -540,7 +541,8 @@ s_spray_data_failover() {
 	[[ -z $WHY ]]
 }
 
-# Killed with chunks on its paths: every parent QP goes, no oops.
+# Killed with chunks on its paths: every parent QP goes, no oops.  With
+# SPRAY_A and SPRAY_B set, between those devices.
 s_spray_data_kill9() {
 	local log=$STL_LOGDIR/spray-data-kill.log before after i
 	before=$(rxe0_qpns | wc -l)

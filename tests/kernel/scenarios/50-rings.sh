@@ -103,8 +103,9 @@ s_rings_rmmod_while_in_use() {
 # (spray_paths), stl_spray_data between them through librxe. The send
 # ring's entries go through the paths' queue: large WRITEs and READs cut
 # into chunks over the paths, bytes intact, completions in post order with
-# their byte counts; then its late-polling (-u) and error-state (-e) runs.
-# The device counters moved; the paths go with the QPs.
+# their byte counts; then its late-polling (-u) and error-state (-e) runs,
+# and a run killed with chunks on its paths. The device counters moved;
+# the paths go with the QPs.
 s_rings_spray_data() {
 	local log=$STL_LOGDIR/rings-spray-data.log d m c0 b0 before after i rc
 	before=$(rxe0_qpns | wc -l)
@@ -136,6 +137,8 @@ s_rings_spray_data() {
 				why "rxe_s0 spray_chunk_bytes did not move"
 		fi
 	done
+	# Killed with chunks on its paths: the ring QPs' paths go too.
+	SPRAY_A=rxe_s0 SPRAY_B=rxe_s1 s_spray_data_kill9
 	for d in rxe_s0 rxe_s1; do
 		echo 1 >"/sys/class/infiniband/$d/spray_paths" ||
 			why "spray_paths 1 refused on $d"
