@@ -757,38 +757,47 @@ static bool spray_signaled(const struct spray_qp *sq,
 }
 
 /*
- * @wr was posted on QP 0: if signaled, its completion's place in the fix
- * ring, with the byte count to report (@len, or 0 to leave it).  With the
- * data path on, spray_q0_post() posts nothing signaled while the ring is
- * full; with it off (no tails), a full ring loses the entry.  sq->dlock
- * held.
+ * @wr goes on QP 0 now: if signaled, its completion's place in the fix
+ * ring, with the byte count to report (@len, or 0 to leave it) and QP 0's
+ * byte count once it is posted (@q0).  With the data path on,
+ * spray_q0_post() posts nothing signaled while the ring is full; with it
+ * off (no tails), a full ring loses the entry.  Returns whether a place
+ * was taken.  sq->dlock held.
  */
-static void spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
-			  u64 len)
+static bool spray_fix_add(struct spray_qp *sq, const struct ib_send_wr *wr,
+			  u64 len, u64 q0)
 {
 	unsigned long flags;
+	bool added = false;
 
 	if (!spray_signaled(sq, wr))
-		return;
+		return false;
 	spin_lock_irqsave(&sq->fixlock, flags);
 	if (sq->fix_tail - sq->fix_head <= sq->fix_mask) {
 		sq->fix[sq->fix_tail & sq->fix_mask].wr_id = wr->wr_id;
 		sq->fix[sq->fix_tail & sq->fix_mask].len = len;
-		sq->fix[sq->fix_tail & sq->fix_mask].q0 = sq->q0_bytes;
+		sq->fix[sq->fix_tail & sq->fix_mask].q0 = q0;
 		sq->fix_tail++;
+		added = true;
 	}
 	spin_unlock_irqrestore(&sq->fixlock, flags);
+	return added;
 }
 
 /*
  * Post @wr (@bytes of it) on QP 0: counted in @q0_bytes, and its place in
- * the fix ring with @len to report (spray_fix_add()).  Return: -ENOMEM
- * when the fix ring has no room for it, else the parent's answer.
- * sq->dlock held.
+ * the fix ring with @len to report (spray_fix_add()).  The place is taken
+ * first: on a device with rings the parent's completion handler fills the
+ * CQ ring and may look for it before ib_post_send() returns; it is given
+ * back if the parent refuses @wr (the last place: sq->dlock keeps other
+ * posts out, and no completion can name @wr).  Return: -ENOMEM when the
+ * fix ring has no room for it, else the parent's answer.  sq->dlock held.
  */
 static int spray_q0_post(struct spray_qp *sq, const struct ib_send_wr *wr,
 			 u64 bytes, u64 len)
 {
+	unsigned long flags;
+	bool added;
 	int ret;
 
 	/*
@@ -801,13 +810,19 @@ static int spray_q0_post(struct spray_qp *sq, const struct ib_send_wr *wr,
 	if (sq->don && spray_signaled(sq, wr) &&
 	    sq->fix_tail - READ_ONCE(sq->fix_head) > sq->fix_mask)
 		return -ENOMEM;
+	added = spray_fix_add(sq, wr, len, sq->q0_bytes + bytes);
 	ret = ib_post_send(sq->sqp->pqp, wr, NULL);
-	if (!ret) {
-		sq->q0_last = bytes;
-		sq->q0_bytes += bytes;
-		spray_fix_add(sq, wr, len);
+	if (ret) {
+		if (added) {
+			spin_lock_irqsave(&sq->fixlock, flags);
+			sq->fix_tail--;
+			spin_unlock_irqrestore(&sq->fixlock, flags);
+		}
+		return ret;
 	}
-	return ret;
+	sq->q0_last = bytes;
+	sq->q0_bytes += bytes;
+	return 0;
 }
 
 /*
