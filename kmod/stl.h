@@ -826,6 +826,8 @@ void stl_ring_qp_destroy(struct stl_qp *sqp);
 void stl_ring_qp_modified(struct stl_qp *sqp, const struct ib_qp_attr *attr,
 			  int mask);
 int stl_ring_doorbell(struct stl_qp *sqp);
+void stl_ring_rq_doorbell(struct stl_qp *sqp);
+void stl_ring_srq_doorbell(struct stl_srq *ssrq);
 int stl_ring_srq_create(struct stl_srq *ssrq, struct ib_srq_init_attr *init,
 			struct ib_udata *udata);
 void stl_ring_srq_destroy(struct stl_srq *ssrq);

@@ -547,15 +547,19 @@ static int stl_create(const char *name, const struct stl_want *want)
 	spin_lock_init(&sdev->rate_lock);
 	stl_ring_dev_init(sdev);
 	stl_cq_graves_init(sdev);
-	/* Devices named rxe* speak the rxe user ABI (stl_ring.c). */
-	sdev->rings = !strncmp(name, STL_RING_NAME_PREFIX,
-			       strlen(STL_RING_NAME_PREFIX));
+	/*
+	 * Every device speaks the rxe user ABI (stl_ring.c): one data path,
+	 * driven by libstellar or by any release's own librxe.
+	 */
+	sdev->rings = true;
 	mutex_init(&sdev->qp_lifecycle);
 	/*
 	 * A ring device's QPs start with one path: the stock provider's
 	 * users ask for more (spray_paths), as their peers may be plain rxe.
 	 */
-	sdev->spray_paths = sdev->rings ? 1 : READ_ONCE(spray_default_paths);
+	sdev->spray_paths = !strncmp(name, STL_RING_NAME_PREFIX,
+				     strlen(STL_RING_NAME_PREFIX)) ?
+			    1 : READ_ONCE(spray_default_paths);
 	pvdma_cache_init(&sdev->pins, sdev->ibdev.name);
 	INIT_LIST_HEAD(&sdev->parent_entry);
 	INIT_WORK(&sdev->reap_work, stl_reap);

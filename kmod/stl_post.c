@@ -423,9 +423,15 @@ int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct stl_dev *sdev = to_stl_dev(ibqp->device);
 	struct stl_qp *sqp = to_stl_qp(ibqp);
 
-	/* A QP with rings takes receives from its ring only; one on an SRQ
-	 * has no receive queue.
+	/*
+	 * A QP with rings takes receives from its ring only: a POST_RECV with
+	 * no request asks for the ring to be taken now.  One on an SRQ has no
+	 * receive queue.
 	 */
+	if (sdev->rings && !wr && !ibqp->srq) {
+		stl_ring_rq_doorbell(sqp);
+		return 0;
+	}
 	if (sdev->rings || ibqp->srq) {
 		*bad_wr = wr;
 		return -EINVAL;

@@ -782,6 +782,9 @@ void stl_ring_cq_fill(struct stl_cq *scq)
 	} while ((more = ib_req_notify_cq(scq->pcq, IB_CQ_NEXT_COMP |
 					  IB_CQ_REPORT_MISSED_EVENTS) > 0) &&
 		 ++rounds < 16);
+	if (scq->uprod != before)
+		stl_count(to_stl_dev(scq->ibcq.device), STL_CNT_COMPLETIONS,
+			  (scq->uprod - before) & scq->uring.mask);
 	wake = scq->uprod != before && scq->notify;
 	if (wake)
 		scq->notify = 0;
@@ -963,7 +966,7 @@ static void stl_uq_flush(struct stl_qp *sqp, struct stl_uq *uq,
 {
 	struct ib_uverbs_wc uwc = {};
 	unsigned long flags;
-	u32 prod, n = 0;
+	u32 prod, n = 0, pushed = 0;
 
 	if (!uq->ring.hdr)
 		return;		/* an SRQ's entries stay in the SRQ */
@@ -993,7 +996,11 @@ static void stl_uq_flush(struct stl_qp *sqp, struct stl_uq *uq,
 		uq->next = (uq->next + 1) & uq->ring.mask;
 		stl_uq_complete(uq, uq->done);
 		stl_ucq_push(scq, &uwc);
+		pushed++;
 	}
+	if (pushed)
+		stl_count(to_stl_dev(sqp->ibqp.device), STL_CNT_COMPLETIONS,
+			  pushed);
 out:
 	spin_unlock_irqrestore(&scq->lock, flags);
 }
@@ -1284,8 +1291,10 @@ static int stl_sq_local_op(struct stl_qp *sqp, u32 idx,
 	spin_lock_irqsave(&scq->lock, flags);
 	stl_uq_complete(uq, idx);
 	if (uwc.status != IB_WC_SUCCESS || sqp->sig_all ||
-	    (wqe->wr.send_flags & IB_SEND_SIGNALED))
+	    (wqe->wr.send_flags & IB_SEND_SIGNALED)) {
 		stl_ucq_push(scq, &uwc);
+		stl_count(to_stl_dev(sqp->ibqp.device), STL_CNT_COMPLETIONS, 1);
+	}
 	wake = scq->notify;
 	if (wake)
 		scq->notify = 0;
@@ -1459,11 +1468,45 @@ int stl_ring_doorbell(struct stl_qp *sqp)
 	mutex_lock(&sqp->sq.mutex);
 	ret = stl_sq_pull(sqp);
 	mutex_unlock(&sqp->sq.mutex);
+	/*
+	 * A full parent queue, or the paths' queue: the entries wait in the
+	 * ring and are taken later; they were posted (librxe returns the
+	 * doorbell's answer to ibv_post_send).
+	 */
+	if (ret == -ENOMEM)
+		ret = 0;
 	/* Flushes; or another process rang (its receive ring was not seen). */
 	if (READ_ONCE(sqp->err) ||
 	    (sqp->rq.ring.hdr && sqp->rq.mm != current->mm))
 		stl_ring_qp_run(sqp);
 	return ret;
+}
+
+/**
+ * stl_ring_rq_doorbell() - the process asks for its receive ring to be taken
+ * @sqp: a QP with a receive ring
+ *
+ * libstellar rings it (a POST_RECV with no request) after posting to a UD
+ * or UC QP, where a message that finds no receive at the parent is lost;
+ * librxe never does, and its receives are taken at the process's next
+ * send doorbell, on receive completions or by the backstop.
+ */
+void stl_ring_rq_doorbell(struct stl_qp *sqp)
+{
+	mutex_lock(&sqp->rq.mutex);
+	stl_rq_pull(sqp);
+	mutex_unlock(&sqp->rq.mutex);
+}
+
+/**
+ * stl_ring_srq_doorbell() - the process asks for its SRQ ring to be taken
+ * @ssrq: an SRQ with a ring
+ */
+void stl_ring_srq_doorbell(struct stl_srq *ssrq)
+{
+	mutex_lock(&ssrq->rq.mutex);
+	stl_srq_pull(ssrq);
+	mutex_unlock(&ssrq->rq.mutex);
 }
 
 /**

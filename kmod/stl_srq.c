@@ -209,6 +209,11 @@ int stl_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
 	struct stl_srq *ssrq = to_stl_srq(ibsrq);
 
+	/* Its ring only; no request: take the ring now (a doorbell). */
+	if (sdev->rings && !wr) {
+		stl_ring_srq_doorbell(ssrq);
+		return 0;
+	}
 	if (sdev->rings) {
 		*bad_wr = wr;
 		return -EINVAL;

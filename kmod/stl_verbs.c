@@ -117,6 +117,11 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	 */
 	attr->max_qp_wr = min_t(u32, attr->max_qp_wr, stl_quota(sdev, false) / 2);
 	attr->max_srq_wr = min_t(u32, attr->max_srq_wr, stl_quota(sdev, false));
+	if (sdev->rings) {
+		/* A ring of n entries is charged 2^k - 1 >= n (stl_ring.c). */
+		attr->max_qp_wr = rounddown_pow_of_two(attr->max_qp_wr + 1) - 1;
+		attr->max_srq_wr = rounddown_pow_of_two(attr->max_srq_wr + 1) - 1;
+	}
 	attr->max_cqe = min_t(u32, attr->max_cqe, stl_quota(sdev, true));
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = pa->local_ca_ack_delay;

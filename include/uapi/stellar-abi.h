@@ -11,13 +11,15 @@
 
 #include <linux/types.h>
 
-#define STELLAR_UVERBS_ABI_VERSION 1
+/* 2: every queue is a ring in the rxe user ABI (rdma_user_rxe.h). */
+#define STELLAR_UVERBS_ABI_VERSION 2
 
 /* ib_device_ops.uverbs_abi_ver of stellar.ko, read back by libibverbs from
- * /sys/class/infiniband_verbs/uverbsN/abi_version; the provider matches
- * exactly this version.
+ * /sys/class/infiniband_verbs/uverbsN/abi_version: rxe's
+ * (RXE_UVERBS_ABI_VERSION), as Stellar devices speak its user ABI; the
+ * provider matches exactly this version.
  */
-#define STELLAR_UVERBS_DRIVER_ABI 1
+#define STELLAR_UVERBS_DRIVER_ABI 2
 
 /* Name of the sysfs attribute (in /sys/class/infiniband/<dev>/) that marks a
  * Stellar device; it reads back STELLAR_UVERBS_ABI_VERSION in decimal.

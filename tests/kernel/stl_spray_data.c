@@ -21,23 +21,17 @@
  *    where the four READs (an uncut one among them) share one wr_id and
  *    are polled only once all of them had time to complete.
  * With -u instead, completions left unpolled (QPs of 16 send WRs, CQs of
- * 1024): signaled 4 KiB WRITEs are posted, none polled, until a post is
- * refused with ENOMEM that waiting does not clear (QP 0 keeps the byte
- * count of each signaled request it carries; it takes no more than it
- * can keep, at least four times its send queue); then, with a few places
- * free, four cut 1 MiB WRITEs whose tails wait for the application's
- * polls; every completion in post order with its byte count, the bytes
- * at B, and posting again once all are polled.  On a ring device (named
- * rxe*, driven by librxe) a completion leaves the kernel for the CQ ring
- * as it happens and frees its send queue slot, as on rxe: there every
- * ENOMEM must clear by waiting, and 600 requests are taken, none polled,
- * before the four cut WRITEs.
+ * 1024): 600 signaled 4 KiB WRITEs are posted, none polled.  A completion
+ * leaves the kernel for the CQ's ring as it happens (with the byte count
+ * QP 0 kept for it) and frees its send queue slot, as on rxe: every
+ * ENOMEM (a full send ring) must clear by waiting.  Then four cut 1 MiB
+ * WRITEs; every completion in post order with its byte count, the bytes
+ * at B, and posting again once all are polled.
  * With -e instead, the QP moved to the error state while QP 0 is full
  * (QPs of 16 send WRs): a SEND that B has no receive for (RNR, retried
  * for ever) holds QP 0, 4 KiB WRITEs fill it until ENOMEM, and four cut
- * 1 MiB WRITEs wait for it (on a ring device, whose send ring holds what
- * QP 0 holds, they come first, after the SEND); then A's QP goes to
- * ERROR.  Every request posted must complete once, flushed, in post
+ * 1 MiB WRITEs (posted first, after the SEND: the send ring holds no
+ * more than QP 0) wait for it; then A's QP goes to ERROR.  Every request posted must complete once, flushed, in post
  * order (none lost with the paths), and no completion more; then the QP
  * goes to RESET.
  * FILE is created once the first round passed.  The rounds end early once
@@ -80,7 +74,7 @@ static double now_s(void)
 }
 
 /* A PD, a CQ, an RC QP and BUF_LEN registered for remote access. */
-static int unpolled, errstate, rings;
+static int unpolled, errstate;
 
 static int open_dev(struct dev *d, int gid_index)
 {
@@ -380,32 +374,25 @@ static int unpolled_test(struct dev *a, struct dev *b)
 {
 	static uint64_t ids[UNPOLLED_MAX + 16];
 	static uint32_t lens[UNPOLLED_MAX + 16];
-	int n = 0, first = 0, i, k, rc;
+	int n = 0, i, k, rc;
 	double t0;
 
 	fill(a->buf, BUF_LEN, 4242);
 	memset(b->buf, 0, BUF_LEN);
 	for (;;) {
-		if (n == UNPOLLED_MAX) {
-			if (rings)
-				break;
-			printf("SPRAYDATA FAIL %d signaled requests posted, none polled, none refused\n",
-			       n);
-			return -1;
-		}
+		if (n == UNPOLLED_MAX)
+			break;
 		rc = post_small(a, b, n);
 		/* A full send queue clears as its requests complete. */
-		for (i = 0; rc == ENOMEM && i < (rings ? 20 : 1); i++) {
-			usleep(rings ? 100000 : 300000);
+		for (i = 0; rc == ENOMEM && i < 20; i++) {
+			usleep(100000);
 			rc = post_small(a, b, n);
 		}
-		if (rc == ENOMEM && rings) {
-			printf("SPRAYDATA FAIL post %d: ENOMEM for 2 s with none polled, on a ring device (completions go to the CQ ring)\n",
+		if (rc == ENOMEM) {
+			printf("SPRAYDATA FAIL post %d: ENOMEM for 2 s with none polled (completions go to the CQ's ring)\n",
 			       n);
 			return -1;
 		}
-		if (rc == ENOMEM)
-			break;
 		if (rc)
 			return -1;
 		ids[n] = n;
@@ -413,36 +400,11 @@ static int unpolled_test(struct dev *a, struct dev *b)
 		if (!(n % 8))
 			usleep(20000);
 	}
-	if (rings) {
-		printf("SPRAYDATA %d signaled requests taken with none polled (ring device)\n",
-		       n);
-	} else {
-		printf("SPRAYDATA %d signaled requests taken with none polled, then ENOMEM\n",
-		       n);
-		if (n < 4 * 16) {
-			printf("SPRAYDATA FAIL refused after %d requests, want at least 64 (4 x the send queue)\n",
-			       n);
-			return -1;
-		}
-		/* Eight polled: eight places; six uncut and four cut. */
-		if (expect_order(a, ids, lens, 8, IBV_WC_RDMA_WRITE))
-			return -1;
-		first = 8;
-		for (i = 0; i < 6; i++) {
-			rc = post_write(a, b, (n % 256) * 4096, 4096, n);
-			if (rc) {
-				printf("SPRAYDATA FAIL post %d after 8 polls: %s\n",
-				       n, strerror(rc));
-				return -1;
-			}
-			ids[n] = n;
-			lens[n++] = 4096;
-		}
-	}
+	printf("SPRAYDATA %d signaled requests taken with none polled\n", n);
 	for (i = 0; i < 4; i++) {
 		rc = post_write(a, b, (4 + i) << 20, 1 << 20, 9000 + i);
 		/* A ring's slots free as QP 0 completes (see -u above). */
-		for (k = 0; rc == ENOMEM && rings && k < 20; k++) {
+		for (k = 0; rc == ENOMEM && k < 20; k++) {
 			usleep(100000);
 			rc = post_write(a, b, (4 + i) << 20, 1 << 20, 9000 + i);
 		}
@@ -456,11 +418,10 @@ static int unpolled_test(struct dev *a, struct dev *b)
 	}
 	usleep(500000);
 	t0 = now_s();
-	if (expect_order(a, ids + first, lens + first, n - first,
-			 IBV_WC_RDMA_WRITE))
+	if (expect_order(a, ids, lens, n, IBV_WC_RDMA_WRITE))
 		return -1;
-	printf("SPRAYDATA the other %d completions polled in %.2f s\n",
-	       n - first, now_s() - t0);
+	printf("SPRAYDATA all %d completions polled in %.2f s\n", n,
+	       now_s() - t0);
 	for (i = 0; i < 4; i++)
 		if (compare("cut WRITE", b->buf + ((4 + i) << 20),
 			    a->buf + ((4 + i) << 20), 1 << 20, 0))
@@ -499,8 +460,8 @@ static int error_test(struct dev *a, struct dev *b)
 	}
 	ids[n++] = 5000;
 	usleep(100000);
-	/* A ring holds what QP 0 holds: the cut WRITEs first (see -e). */
-	for (i = 0; rings && i < 4; i++) {
+	/* The ring holds what QP 0 holds: the cut WRITEs first (see -e). */
+	for (i = 0; i < 4; i++) {
 		rc = post_write(a, b, (4 + i) << 20, 1 << 20, 9000 + i);
 		if (rc) {
 			printf("SPRAYDATA FAIL cut WRITE %d behind a SEND that waits: %s\n",
@@ -523,15 +484,6 @@ static int error_test(struct dev *a, struct dev *b)
 		printf("SPRAYDATA FAIL %d requests taken behind a SEND that waits, want ENOMEM after 16 or more\n",
 		       n);
 		return -1;
-	}
-	for (i = 0; !rings && i < 4; i++) {
-		rc = post_write(a, b, (4 + i) << 20, 1 << 20, 9000 + i);
-		if (rc) {
-			printf("SPRAYDATA FAIL cut WRITE %d with QP 0 full: %s\n",
-			       i, strerror(rc));
-			return -1;
-		}
-		ids[n++] = 9000 + i;
 	}
 	printf("SPRAYDATA QP 0 full after %d requests (a SEND that waits first), 4 cut WRITEs queued\n",
 	       full);
@@ -622,8 +574,6 @@ int main(int argc, char **argv)
 	}
 	if (!a.name || !b.name)
 		return 2;
-	/* Ring devices (README): driven by librxe, completions in rings. */
-	rings = !strncmp(a.name, "rxe", 3);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	up_a = tlib_hw_counter(a.name, "spray_qps_up");
 	up_b = tlib_hw_counter(b.name, "spray_qps_up");

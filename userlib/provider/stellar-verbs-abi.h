@@ -301,6 +301,7 @@ struct verbs_context_ops {
 				       sizeof(struct kabi),                    \
 		       "layout of " #name)
 
+STELLAR_DECLARE_CMD(ibv_alloc_mw, ib_uverbs_alloc_mw);
 STELLAR_DECLARE_CMD(ibv_alloc_pd, ib_uverbs_alloc_pd);
 STELLAR_DECLARE_CMD(ibv_create_cq, ib_uverbs_create_cq);
 STELLAR_DECLARE_CMD(ibv_create_qp, ib_uverbs_create_qp);
@@ -313,6 +314,7 @@ STELLAR_DECLARE_CMD(ibv_query_qp, ib_uverbs_query_qp);
 STELLAR_DECLARE_CMD(ibv_query_srq, ib_uverbs_query_srq);
 STELLAR_DECLARE_CMD(ibv_reg_mr, ib_uverbs_reg_mr);
 STELLAR_DECLARE_CMD(ibv_rereg_mr, ib_uverbs_rereg_mr);
+STELLAR_DECLARE_CMD(ibv_resize_cq, ib_uverbs_resize_cq);
 
 /*
  * Extended write commands (kern-abi.h DECLARE_CMD_EX): both headers, then
@@ -408,6 +410,11 @@ int ibv_cmd_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
 			  uint64_t iova, int fd, int access,
 			  struct verbs_mr *vmr);
 
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size,
+		     struct ib_uverbs_alloc_mw_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
@@ -420,6 +427,9 @@ int ibv_cmd_create_cq_ex(struct ibv_context *context,
 			 struct ib_uverbs_ex_create_cq_resp *resp,
 			 size_t resp_size, uint32_t cmd_flags);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size);
 int ibv_cmd_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 

@@ -2,26 +2,26 @@
 /*
  * libstellar: the rdma-core provider for Stellar para-virtual RDMA devices.
  *
- * Stellar keeps all queue state in stellar.ko, so the provider is only glue:
- * every verb below is one ib_uverbs command (ibv_cmd_*), sent without driver
- * data.  The one exception is ALLOC_CONTEXT, whose response carries struct
- * stellar_alloc_ucontext_resp so that provider and module can refuse each
- * other when their Stellar ABI versions differ.
- *
- * The extended verbs (ibv_create_cq_ex's polling callbacks in stellar_cq.c,
- * ibv_create_qp_ex's ibv_wr_* builder in stellar_qp.c) are built in userspace
- * on the same POLL_CQ and POST_SEND commands: the module knows only the
- * legacy data path.
+ * A Stellar device speaks the rxe user ABI: its CQs, send and receive
+ * queues and SRQs are rings in pages the module maps into the process, in
+ * the layout of rdma_user_rxe.h, so any release's own librxe can drive it
+ * too.  This provider drives the same rings (stellar_cq.c, stellar_qp.c):
+ * completions are polled and receives posted with no system call, a send
+ * is a ring entry and a doorbell (POST_SEND with no work request).  What
+ * it adds to librxe is what librxe cannot do: ibv_reg_dmabuf_mr (GPU
+ * memory, eMTT), and claiming a device by its Stellar attribute rather
+ * than by its name.
  *
  * Devices are recognised by the stellar_abi_version attribute that
  * stellar.ko puts in the device's sysfs directory, never by their name:
  * the name is chosen (and changeable) by whoever runs "rdma link add".
  *
- * The provider is built against one libibverbs release's private ABI, and
- * that ABI's symbol version (IBVERBS_PRIVATE_34) spans releases whose
- * structures differ.  So before registering, the constructor checks that
- * the libibverbs it was loaded into is the very file it was built against;
- * under any other it prints one line and stays out.
+ * Out of tree the provider is built against one libibverbs release's
+ * private ABI, and that ABI's symbol version (IBVERBS_PRIVATE_34) spans
+ * releases whose structures differ.  So before registering, the
+ * constructor checks that the libibverbs it was loaded into is the very
+ * file it was built against; under any other it prints one line and stays
+ * out.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
@@ -74,7 +75,7 @@ int stellar_cmd(struct ibv_context *ctx, void *cmd, size_t size, void *resp,
 	ioc.hdr.method_id = UVERBS_METHOD_INVOKE_WRITE;
 	ioc.hdr.num_attrs = resp_size ? 3 : 2;
 	ioc.hdr.length = sizeof(ioc.hdr) + ioc.hdr.num_attrs * sizeof(ioc.attr[0]);
-	ioc.hdr.driver_id = 0; /* RDMA_DRIVER_UNKNOWN, as stellar.ko */
+	ioc.hdr.driver_id = RDMA_DRIVER_RXE;	/* the rxe user ABI */
 	ioc.attr[0].attr_id = UVERBS_ATTR_WRITE_CMD;
 	ioc.attr[0].len = sizeof(uint64_t);
 	ioc.attr[0].data = hdr->command;
@@ -89,6 +90,101 @@ int stellar_cmd(struct ibv_context *ctx, void *cmd, size_t size, void *resp,
 	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &ioc))
 		return errno ? errno : EIO;
 	return 0;
+}
+
+/**
+ * stellar_doorbell() - POST_SEND, POST_RECV or POST_SRQ_RECV with no request
+ * @ctx: the context
+ * @command: IB_USER_VERBS_CMD_POST_SEND, _POST_RECV or _POST_SRQ_RECV
+ * @handle: the QP's or SRQ's handle
+ *
+ * The module then takes the ring's new entries.  The write() form, as
+ * librxe rings it; the ioctl form where ib_uverbs refuses write() (a
+ * process whose credentials changed since it opened the device).
+ *
+ * Return: 0 or an errno value.
+ */
+int stellar_doorbell(struct ibv_context *ctx, uint32_t command,
+		     uint32_t handle)
+{
+	struct ib_uverbs_post_send_resp resp = {};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send core;
+	} cmd = {
+		.hdr = {
+			.command = command,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.core = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = handle,
+			.wqe_size = command == IB_USER_VERBS_CMD_POST_SEND ?
+				    sizeof(struct ib_uverbs_send_wr) :
+				    sizeof(struct ib_uverbs_recv_wr),
+		},
+	};
+	ssize_t n;
+
+	n = write(ctx->cmd_fd, &cmd, sizeof(cmd));
+	if (n == (ssize_t)sizeof(cmd))
+		return 0;
+	if (n < 0 && errno == EACCES)
+		return stellar_cmd(ctx, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	return n < 0 && errno ? errno : EIO;
+}
+
+/* The three requests share one layout: handle, counts, entry size. */
+_Static_assert(sizeof(struct ib_uverbs_post_send) ==
+		       sizeof(struct ib_uverbs_post_recv) &&
+		       sizeof(struct ib_uverbs_post_recv) ==
+		       sizeof(struct ib_uverbs_post_srq_recv) &&
+		       offsetof(struct ib_uverbs_post_recv, qp_handle) ==
+		       offsetof(struct ib_uverbs_post_send, qp_handle) &&
+		       offsetof(struct ib_uverbs_post_srq_recv, srq_handle) ==
+		       offsetof(struct ib_uverbs_post_send, qp_handle) &&
+		       offsetof(struct ib_uverbs_post_recv, wqe_size) ==
+		       offsetof(struct ib_uverbs_post_send, wqe_size),
+	       "doorbell layouts");
+
+/**
+ * stellar_ring_map() - map a ring the module made
+ * @r: filled in
+ * @ibctx: the context whose command fd maps it
+ * @mi: where the module said it is
+ *
+ * Return: 0 or an errno value.
+ */
+int stellar_ring_map(struct stellar_ring *r, struct ibv_context *ibctx,
+		     const struct mminfo *mi)
+{
+	void *p;
+
+	if (mi->size < sizeof(struct stellar_ring_hdr))
+		return EPROTO;
+	p = mmap(NULL, mi->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 ibctx->cmd_fd, (off_t)mi->offset);
+	if (p == MAP_FAILED)
+		return errno;
+	r->q = p;
+	r->map_size = mi->size;
+	r->mask = r->q->index_mask;
+	r->log2 = r->q->log2_elem_size;
+	/* The module's answer must describe the mapping it made. */
+	if (r->log2 > 16 || (r->mask & (r->mask + 1)) ||
+	    sizeof(*r->q) + (((size_t)r->mask + 1) << r->log2) > r->map_size) {
+		stellar_ring_unmap(r);
+		return EPROTO;
+	}
+	return 0;
+}
+
+void stellar_ring_unmap(struct stellar_ring *r)
+{
+	if (r->q)
+		munmap(r->q, r->map_size);
+	r->q = NULL;
 }
 
 /*
@@ -287,39 +383,90 @@ static int stellar_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/*
+ * Memory windows, types 1 and 2: the module keeps them (stl_mw.c); a bind
+ * or a local invalidate is a send ring entry (stellar_qp.c).
+ */
+static struct ibv_mw *stellar_alloc_mw(struct ibv_pd *pd,
+				       enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd = {};
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+static int stellar_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+	free(mw);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Address handles                                                     */
 /* ------------------------------------------------------------------ */
 
+union stellar_create_ah_resp {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct {
+		uint8_t core[sizeof(struct ib_uverbs_create_ah_resp)];
+		struct rxe_create_ah_resp drv;
+	};
+};
+
+/* The module numbers every AH: UD send ring entries name it so. */
 static struct ibv_ah *stellar_create_ah(struct ibv_pd *pd,
 					struct ibv_ah_attr *attr)
 {
-	struct ib_uverbs_create_ah_resp resp;
-	struct ibv_ah *ah;
+	union stellar_create_ah_resp resp = {};
+	struct stellar_ah *ah;
 	int ret;
 
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
 
-	ret = ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp));
+	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
+	if (!ret && !resp.drv.ah_num) {
+		ibv_cmd_destroy_ah(&ah->ibv_ah);
+		ret = EPROTO;
+	}
 	if (ret) {
 		free(ah);
 		errno = ret;
 		return NULL;
 	}
-	return ah;
+	ah->ah_num = resp.drv.ah_num;
+	return &ah->ibv_ah;
 }
 
-static int stellar_destroy_ah(struct ibv_ah *ah)
+static int stellar_destroy_ah(struct ibv_ah *ibah)
 {
 	int ret;
 
-	ret = ibv_cmd_destroy_ah(ah);
+	ret = ibv_cmd_destroy_ah(ibah);
 	if (ret)
 		return ret;
 
-	free(ah);
+	free(to_stl_ah(ibah));
 	return 0;
 }
 
@@ -327,32 +474,53 @@ static int stellar_destroy_ah(struct ibv_ah *ah)
 /* Shared receive queues                                               */
 /* ------------------------------------------------------------------ */
 
+union stellar_create_srq_resp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct {
+		uint8_t core[sizeof(struct ib_uverbs_create_srq_resp)];
+		struct rxe_create_srq_resp drv;
+	};
+};
+
 /*
- * Basic SRQs through the core commands: the module checks every receive
- * (lkey, PD, bounds, SGE count) before its parent SRQ sees it, refuses a
- * list with a bad request whole (EINVAL, *bad_wr at it), and passes the
- * parent's limit event on as IBV_EVENT_SRQ_LIMIT_REACHED.
+ * An SRQ is a receive ring: entries posted with no system call, taken to
+ * the parent SRQ by the module, which checks every one (lkey, PD, bounds,
+ * SGE count) and completes a refused one in error.  The parent's limit
+ * event comes as IBV_EVENT_SRQ_LIMIT_REACHED.
  */
 static struct ibv_srq *stellar_create_srq(struct ibv_pd *pd,
 					  struct ibv_srq_init_attr *attr)
 {
-	struct ib_uverbs_create_srq_resp resp;
+	union stellar_create_srq_resp resp = {};
 	struct ibv_create_srq cmd;
-	struct ibv_srq *srq;
+	struct stellar_srq *srq;
 	int ret;
 
 	srq = calloc(1, sizeof(*srq));
 	if (!srq)
 		return NULL;
-	/* On success attr->attr holds what the module made. */
-	ret = ibv_cmd_create_srq(pd, srq, attr, &cmd, sizeof(cmd), &resp,
-				 sizeof(resp));
+	ret = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret) {
 		free(srq);
 		errno = ret;
 		return NULL;
 	}
-	return srq;
+	/* On success attr->attr holds what the module made. */
+	ret = ibv_cmd_create_srq(pd, &srq->ibv_srq, attr, &cmd, sizeof(cmd),
+				 &resp.ibv_resp, sizeof(resp));
+	if (!ret) {
+		ret = stellar_ring_map(&srq->ring, pd->context, &resp.drv.mi);
+		if (ret)
+			ibv_cmd_destroy_srq(&srq->ibv_srq);
+	}
+	if (ret) {
+		pthread_spin_destroy(&srq->lock);
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	srq->max_sge = attr->attr.max_sge;
+	return &srq->ibv_srq;
 }
 
 static int stellar_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
@@ -370,15 +538,37 @@ static int stellar_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
 	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
 }
 
-static int stellar_destroy_srq(struct ibv_srq *srq)
+static int stellar_destroy_srq(struct ibv_srq *ibsrq)
 {
+	struct stellar_srq *srq = to_stl_srq(ibsrq);
 	int ret;
 
-	ret = ibv_cmd_destroy_srq(srq);
+	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
+	stellar_ring_unmap(&srq->ring);
+	pthread_spin_destroy(&srq->lock);
 	free(srq);
 	return 0;
+}
+
+static int stellar_post_srq_recv(struct ibv_srq *ibsrq,
+				 struct ibv_recv_wr *wr,
+				 struct ibv_recv_wr **bad_wr)
+{
+	struct stellar_srq *srq = to_stl_srq(ibsrq);
+	struct ibv_recv_wr *first = wr;
+	int ret, db;
+
+	pthread_spin_lock(&srq->lock);
+	ret = stellar_ring_post_recv(&srq->ring, srq->max_sge, wr, bad_wr);
+	pthread_spin_unlock(&srq->lock);
+	/* At the parent now: a message for a UD QP on it is not lost. */
+	if (ret && *bad_wr == first)
+		return ret;
+	db = stellar_doorbell(ibsrq->context, IB_USER_VERBS_CMD_POST_SRQ_RECV,
+			      ibsrq->handle);
+	return ret ? ret : db;
 }
 
 /* ------------------------------------------------------------------ */
@@ -389,13 +579,16 @@ static void stellar_free_context(struct ibv_context *ibctx);
 
 /* Anything left NULL answers EOPNOTSUPP through libibverbs' dummy ops. */
 static const struct verbs_context_ops stellar_ctx_ops = {
+	.alloc_mw = stellar_alloc_mw,
 	.alloc_pd = stellar_alloc_pd,
+	.bind_mw = stellar_bind_mw,
 	.create_ah = stellar_create_ah,
 	.create_cq = stellar_create_cq,
 	.create_cq_ex = stellar_create_cq_ex,
 	.create_qp = stellar_create_qp,
 	.create_qp_ex = stellar_create_qp_ex,
 	.create_srq = stellar_create_srq,
+	.dealloc_mw = stellar_dealloc_mw,
 	.dealloc_pd = stellar_dealloc_pd,
 	.dereg_mr = stellar_dereg_mr,
 	.destroy_ah = stellar_destroy_ah,
@@ -408,7 +601,7 @@ static const struct verbs_context_ops stellar_ctx_ops = {
 	.poll_cq = stellar_poll_cq,
 	.post_recv = stellar_post_recv,
 	.post_send = stellar_post_send,
-	.post_srq_recv = ibv_cmd_post_srq_recv,
+	.post_srq_recv = stellar_post_srq_recv,
 	.query_device_ex = stellar_query_device_ex,
 	.query_port = stellar_query_port,
 	.query_qp = stellar_query_qp,
@@ -417,6 +610,7 @@ static const struct verbs_context_ops stellar_ctx_ops = {
 	.rereg_mr = stellar_rereg_mr,
 	.reg_dmabuf_mr = stellar_reg_dmabuf_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.resize_cq = stellar_resize_cq,
 };
 
 static struct verbs_context *stellar_alloc_context(struct ibv_device *ibdev,
@@ -431,10 +625,10 @@ static struct verbs_context *stellar_alloc_context(struct ibv_device *ibdev,
 
 	(void)private_data;
 
-	/* Consumes cmd_fd on failure.  Driver id 0 (UNKNOWN) as in stellar.ko. */
+	/* Consumes cmd_fd on failure.  The rxe driver id, as stellar.ko's. */
 	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
 		(struct verbs_context *)offsetof(struct stellar_context, ibv_ctx),
-		RDMA_DRIVER_UNKNOWN);
+		RDMA_DRIVER_RXE);
 	if (!ctx)
 		return NULL;
 
@@ -494,7 +688,8 @@ static void stellar_free_context(struct ibv_context *ibctx)
 /*
  * Claim a device only if stellar.ko marked it with its ABI attribute and
  * the version is the one this provider speaks.  Called for every uverbs
- * device libibverbs has not matched by driver id, so absence is silent.
+ * device libibverbs tries this provider on (plain rxe devices among
+ * them), so absence is silent.
  */
 static bool stellar_match_device(struct verbs_sysfs_dev *sysfs_dev)
 {
@@ -544,8 +739,15 @@ static void stellar_uninit_device(struct verbs_device *vdev)
 	free(to_stl_dev(vdev));
 }
 
-/* libibverbs 44 walks match_table unconditionally: keep the sentinel. */
+/*
+ * Stellar devices carry rxe's driver id, and libibverbs tries a match by
+ * driver id before any other, in provider load order: listed so, this
+ * provider (loaded first under RDMAV_DRIVERS) is asked before librxe, and
+ * stellar_match_device() then keeps only Stellar devices.  A plain rxe
+ * device goes on to librxe.
+ */
 static const struct verbs_match_ent stellar_match_table[] = {
+	{ .u.driver_id = RDMA_DRIVER_RXE, .kind = VERBS_MATCH_DRIVER_ID },
 	{ .kind = VERBS_MATCH_SENTINEL },
 };
 

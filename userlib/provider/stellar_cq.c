@@ -2,42 +2,49 @@
 /*
  * libstellar: completion queues, plain and extended.
  *
- * Every CQ is one ib_uverbs CQ; ibv_create_cq_ex's polling callbacks are
- * built here on the same POLL_CQ command as ibv_poll_cq.  That command is
- * built in the CQ (no allocation per poll) and fetches a batch, which the
- * extended interface then hands out one completion at a time.
+ * Every CQ is a ring the module fills from the parent CQ's completion
+ * handler (the rxe user ABI: elements are struct ib_uverbs_wc), mapped
+ * into the process: ibv_poll_cq and the ibv_cq_ex interface read it with
+ * no system call.  Arming (ibv_req_notify_cq) is the core command.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "stellar.h"
 
-/* ------------------------------------------------------------------ */
-/* Completion queues                                                   */
-/* ------------------------------------------------------------------ */
+/* The CQ ring's elements, as the module writes them. */
+_Static_assert(sizeof(struct ib_uverbs_wc) <= 64, "a CQE fits its slot");
 
-/* The write() form of POLL_CQ for STELLAR_CQ_BATCH completions. */
-struct stellar_poll_cq_cmd {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_poll_cq core;
+/*
+ * ALLOC responses: the core answer, then the rxe driver data.  Unions,
+ * because the core structs end in a flexible array.
+ */
+union stellar_create_cq_resp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct {
+		uint8_t core[sizeof(struct ib_uverbs_create_cq_resp)];
+		struct rxe_create_cq_resp drv;
+	};
 };
 
-struct stellar_poll_cq_resp {
-	struct ib_uverbs_poll_cq_resp core;
-	struct ib_uverbs_wc wc[STELLAR_CQ_BATCH];
+union stellar_create_cq_ex_resp {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct {
+		uint8_t core[sizeof(struct ib_uverbs_ex_create_cq_resp)];
+		struct rxe_create_cq_resp drv;
+	};
 };
 
-struct stellar_poll_cq_buf {
-	struct stellar_poll_cq_cmd cmd;
-	struct stellar_poll_cq_resp resp;
+union stellar_resize_cq_resp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct {
+		uint8_t core[sizeof(struct ib_uverbs_resize_cq_resp)];
+		struct rxe_resize_cq_resp drv;
+	};
 };
-
-_Static_assert(sizeof(struct stellar_poll_cq_cmd) % 4 == 0 &&
-		       sizeof(struct stellar_poll_cq_resp) % 4 == 0 &&
-		       sizeof(struct stellar_poll_cq_resp) / 4 <= UINT16_MAX,
-	       "POLL_CQ sizes are counted in 32-bit words");
 
 static struct stellar_cq *stellar_alloc_cq(bool locking, bool is_ex)
 {
@@ -47,16 +54,8 @@ static struct stellar_cq *stellar_alloc_cq(bool locking, bool is_ex)
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	if (is_ex) {
-		cq->cmd = calloc(1, sizeof(struct stellar_poll_cq_buf));
-		if (!cq->cmd) {
-			free(cq);
-			return NULL;
-		}
-	}
 	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret) {
-		free(cq->cmd);
 		free(cq);
 		errno = ret;
 		return NULL;
@@ -68,26 +67,38 @@ static struct stellar_cq *stellar_alloc_cq(bool locking, bool is_ex)
 
 static void stellar_free_cq(struct stellar_cq *cq)
 {
+	stellar_ring_unmap(&cq->ring);
 	pthread_spin_destroy(&cq->lock);
-	free(cq->cmd);
 	free(cq);
+}
+
+/* Map the new CQ's ring; on failure the CQ is destroyed again. */
+static int stellar_cq_map(struct stellar_cq *cq, const struct mminfo *mi)
+{
+	int ret = stellar_ring_map(&cq->ring, cq->vcq.cq.context, mi);
+
+	if (ret)
+		ibv_cmd_destroy_cq(&cq->vcq.cq);
+	return ret;
 }
 
 struct ibv_cq *stellar_create_cq(struct ibv_context *ibctx, int cqe,
 				 struct ibv_comp_channel *channel,
 				 int comp_vector)
 {
-	struct ib_uverbs_create_cq_resp resp;
+	union stellar_create_cq_resp resp = {};
 	struct ibv_create_cq cmd = {};
 	struct stellar_cq *cq;
 	int ret;
 
-	cq = stellar_alloc_cq(false, false);
+	cq = stellar_alloc_cq(true, false);
 	if (!cq)
 		return NULL;
 
 	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
-				&cmd, sizeof(cmd), &resp, sizeof(resp));
+				&cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (!ret)
+		ret = stellar_cq_map(cq, &resp.drv.mi);
 	if (ret) {
 		stellar_free_cq(cq);
 		errno = ret;
@@ -96,96 +107,54 @@ struct ibv_cq *stellar_create_cq(struct ibv_context *ibctx, int cqe,
 	return &cq->vcq.cq;
 }
 
-/*
- * One POLL_CQ command for up to @ne (<= STELLAR_CQ_BATCH) completions into
- * @wc.  Returns how many arrived, or -errno.
- */
-static int stellar_cq_poll_cmd(struct stellar_cq *cq, int ne,
-			       struct ibv_wc *wc)
+/* The module's ib_uverbs_wc as the application's ibv_wc. */
+static void stellar_wc_from(struct ibv_wc *wc, const struct ib_uverbs_wc *k)
 {
-	struct stellar_poll_cq_buf *b = cq->cmd;
-	struct ibv_context *ibctx = cq->vcq.cq.context;
-	uint32_t i, n;
-	int ret;
-
-	b->cmd = (struct stellar_poll_cq_cmd){
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POLL_CQ,
-			.in_words = sizeof(b->cmd) / 4,
-			.out_words = sizeof(b->resp) / 4,
-		},
-		.core = {
-			.response = (uintptr_t)&b->resp,
-			.cq_handle = cq->vcq.cq.handle,
-			.ne = (uint32_t)ne,
-		},
+	*wc = (struct ibv_wc){
+		.wr_id = k->wr_id,
+		.status = k->status,
+		.opcode = k->opcode,
+		.vendor_err = k->vendor_err,
+		.byte_len = k->byte_len,
+		.imm_data = k->ex.imm_data,
+		.qp_num = k->qp_num,
+		.src_qp = k->src_qp,
+		.wc_flags = k->wc_flags,
+		.pkey_index = k->pkey_index,
+		.slid = k->slid,
+		.sl = k->sl,
+		.dlid_path_bits = k->dlid_path_bits,
 	};
-	b->resp.core.count = 0;
-	ret = stellar_cmd(ibctx, &b->cmd, sizeof(b->cmd), &b->resp,
-			  sizeof(b->resp));
-	if (ret)
-		return -ret;
-
-	n = b->resp.core.count;
-	if (n > (uint32_t)ne)
-		return -EIO;
-	for (i = 0; i < n; i++) {
-		const struct ib_uverbs_wc *k = &b->resp.wc[i];
-
-		wc[i] = (struct ibv_wc){
-			.wr_id = k->wr_id,
-			.status = k->status,
-			.opcode = k->opcode,
-			.vendor_err = k->vendor_err,
-			.byte_len = k->byte_len,
-			.imm_data = k->ex.imm_data,
-			.qp_num = k->qp_num,
-			.src_qp = k->src_qp,
-			.wc_flags = k->wc_flags,
-			.pkey_index = k->pkey_index,
-			.slid = k->slid,
-			.sl = k->sl,
-			.dlid_path_bits = k->dlid_path_bits,
-		};
-	}
-	return (int)n;
 }
 
 /*
- * Make cq->wc[cq->head] the current completion: from what an earlier
- * POLL_CQ left, else from a new one.  Called with cq->lock held (or a
- * single-threaded CQ).
+ * Take the oldest completion of the ring into @wc.  Returns false when the
+ * ring is empty.  Called with cq->lock held (or a single-threaded CQ).
  */
+static bool stellar_cq_take(struct stellar_cq *cq, struct ibv_wc *wc)
+{
+	struct stellar_ring_hdr *q = cq->ring.q;
+	uint32_t cons = q->consumer_index & cq->ring.mask;
+
+	/* The entry is read only after the index that shows it. */
+	if (cons == (__atomic_load_n(&q->producer_index, __ATOMIC_ACQUIRE) &
+		     cq->ring.mask))
+		return false;
+	stellar_wc_from(wc, stellar_ring_slot(&cq->ring, cons));
+	/* Read before the module may reuse the slot. */
+	__atomic_store_n(&q->consumer_index, (cons + 1) & cq->ring.mask,
+			 __ATOMIC_RELEASE);
+	return true;
+}
+
+/* The current completion for the read_* callbacks, or ENOENT. */
 static int stellar_cq_fetch(struct stellar_cq *cq)
 {
-	int n;
-
-	if (!cq->count) {
-		n = stellar_cq_poll_cmd(cq, STELLAR_CQ_BATCH, cq->wc);
-		if (n < 0)
-			return -n;
-		if (n == 0)
-			return ENOENT;
-		cq->head = 0;
-		cq->count = (unsigned int)n;
-	}
-	cq->vcq.cq_ex.status = cq->wc[cq->head].status;
-	cq->vcq.cq_ex.wr_id = cq->wc[cq->head].wr_id;
-	cq->cur = true;
+	if (!stellar_cq_take(cq, &cq->cur))
+		return ENOENT;
+	cq->vcq.cq_ex.status = cq->cur.status;
+	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
 	return 0;
-}
-
-/*
- * The current completion was handed to the application: drop it.  After a
- * next_poll that found nothing there is none, but end_poll still comes.
- */
-static void stellar_cq_consume(struct stellar_cq *cq)
-{
-	if (!cq->cur)
-		return;
-	cq->cur = false;
-	cq->head++;
-	cq->count--;
 }
 
 /* On any non-zero return the caller must not call end_poll: unlock here. */
@@ -208,26 +177,20 @@ static int stellar_start_poll(struct ibv_cq_ex *cq_ex,
 
 static int stellar_next_poll(struct ibv_cq_ex *cq_ex)
 {
-	struct stellar_cq *cq = to_stl_cq_ex(cq_ex);
-
-	stellar_cq_consume(cq);
-	return stellar_cq_fetch(cq);
+	return stellar_cq_fetch(to_stl_cq_ex(cq_ex));
 }
 
 static void stellar_end_poll(struct ibv_cq_ex *cq_ex)
 {
 	struct stellar_cq *cq = to_stl_cq_ex(cq_ex);
 
-	stellar_cq_consume(cq);
 	if (cq->locking)
 		pthread_spin_unlock(&cq->lock);
 }
 
 static const struct ibv_wc *stellar_cur_wc(struct ibv_cq_ex *cq_ex)
 {
-	struct stellar_cq *cq = to_stl_cq_ex(cq_ex);
-
-	return &cq->wc[cq->head];
+	return &to_stl_cq_ex(cq_ex)->cur;
 }
 
 static enum ibv_wc_opcode stellar_read_opcode(struct ibv_cq_ex *cq_ex)
@@ -300,7 +263,7 @@ static uint8_t stellar_read_dlid_path_bits(struct ibv_cq_ex *cq_ex)
 struct ibv_cq_ex *stellar_create_cq_ex(struct ibv_context *ibctx,
 				       struct ibv_cq_init_attr_ex *attr)
 {
-	struct ib_uverbs_ex_create_cq_resp resp = {};
+	union stellar_create_cq_ex_resp resp = {};
 	struct ibv_create_cq_ex cmd = {};
 	struct ibv_cq_init_attr_ex kattr;
 	struct ibv_cq_ex *cq_ex;
@@ -342,15 +305,9 @@ struct ibv_cq_ex *stellar_create_cq_ex(struct ibv_context *ibctx,
 				   NULL,
 #endif
 				   &cq->vcq, &cmd, sizeof(cmd),
-				   &resp, sizeof(resp), 0);
-	if (ret == EOPNOTSUPP || ret == ENOSYS) {
-		struct ib_uverbs_create_cq_resp lresp;
-		struct ibv_create_cq lcmd = {};
-
-		ret = ibv_cmd_create_cq(ibctx, attr->cqe, attr->channel,
-					attr->comp_vector, &cq->vcq.cq, &lcmd,
-					sizeof(lcmd), &lresp, sizeof(lresp));
-	}
+				   &resp.ibv_resp, sizeof(resp), 0);
+	if (!ret)
+		ret = stellar_cq_map(cq, &resp.drv.mi);
 	if (ret) {
 		stellar_free_cq(cq);
 		errno = ret;
@@ -390,54 +347,48 @@ int stellar_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-/*
- * The POLL_CQ write command sizes its output from cmd.ne alone, so a
- * negative count must not reach it.  Returns the number of completions, or
- * -1 with errno set.
- */
+/* Returns the number of completions, or -1 with errno set. */
 int stellar_poll_cq(struct ibv_cq *ibcq, int num_entries,
 		    struct ibv_wc *wc)
 {
 	struct stellar_cq *cq = to_stl_cq(ibcq);
-	int n = 0, ret;
+	int n = 0;
 
 	if (num_entries < 0) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (!cq->is_ex)
-		return ibv_cmd_poll_cq(ibcq, num_entries, wc);
-
-	/* An extended CQ may hold completions a batch fetched: those first. */
-	if (cq->locking)
-		pthread_spin_lock(&cq->lock);
-	while (n < num_entries) {
-		int want = num_entries - n;
-
-		if (cq->count) {
-			if ((unsigned int)want > cq->count)
-				want = (int)cq->count;
-			memcpy(wc + n, &cq->wc[cq->head], want * sizeof(*wc));
-			cq->head += want;
-			cq->count -= want;
-			n += want;
-			continue;
-		}
-		if (want > STELLAR_CQ_BATCH)
-			want = STELLAR_CQ_BATCH;
-		ret = stellar_cq_poll_cmd(cq, want, wc + n);
-		if (ret < 0) {
-			if (!n) {
-				errno = -ret;
-				n = -1;
-			}
-			break;
-		}
-		n += ret;
-		if (ret < want)
-			break;
-	}
-	if (cq->locking)
-		pthread_spin_unlock(&cq->lock);
+	pthread_spin_lock(&cq->lock);
+	while (n < num_entries && stellar_cq_take(cq, &wc[n]))
+		n++;
+	pthread_spin_unlock(&cq->lock);
 	return n;
+}
+
+/*
+ * ibv_resize_cq: the module makes a new ring, moves the completions not
+ * yet polled into it and answers where it is; the old one is unmapped.
+ * Returns 0 or an errno value.
+ */
+int stellar_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct stellar_cq *cq = to_stl_cq(ibcq);
+	union stellar_resize_cq_resp resp = {};
+	struct ibv_resize_cq cmd = {};
+	struct stellar_ring old, nr = {};
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (!ret)
+		ret = stellar_ring_map(&nr, ibcq->context, &resp.drv.mi);
+	if (!ret) {
+		old = cq->ring;
+		cq->ring = nr;
+	}
+	pthread_spin_unlock(&cq->lock);
+	if (!ret)
+		stellar_ring_unmap(&old);
+	return ret;
 }

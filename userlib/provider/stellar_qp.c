@@ -2,8 +2,15 @@
 /*
  * libstellar: queue pairs and the ibv_qp_ex work-request builder.
  *
- * Every QP is one ib_uverbs QP; the ibv_wr_* calls of an extended QP are
- * collected here and posted, all of a batch in one POST_SEND command.
+ * A QP's send and receive queues are rings the module maps into the
+ * process, in the rxe user ABI's layout (struct rxe_send_wqe and struct
+ * rxe_recv_wqe entries).  A send is written into the ring and the doorbell
+ * rung: a POST_SEND command with no work request, on which the module
+ * copies each new entry into its own memory, checks it and posts it to the
+ * parent.  A receive is written into the ring with no system call at all:
+ * the module takes receive entries at every doorbell of the process, on
+ * receive completions and from a backstop.  The ibv_wr_* calls of an
+ * extended QP are collected here and written as one batch, all or nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,290 +19,337 @@
 
 #include "stellar.h"
 
-/* ------------------------------------------------------------------ */
-/* Queue pairs                                                         */
-/* ------------------------------------------------------------------ */
-
-/* ------------------------------------------------------------------ */
-/* POST_SEND and POST_RECV, built in a per-QP buffer                   */
-/*                                                                     */
-/* libibverbs' ibv_cmd_post_send/recv build the command with alloca(), */
-/* so a long list costs its whole size in stack; and one command can   */
-/* carry at most UINT16_MAX 32-bit words.  Here each QP has one buffer */
-/* per direction, allocated at creation for its queue depth (capped at */
-/* that command limit), and a list is sent as one command, or on the   */
-/* plain path as several when it does not fit.  The layout is the      */
-/* write() command ib_uverbs decodes: header, core request, the WRs,   */
-/* then all their SGEs.                                                */
-/* ------------------------------------------------------------------ */
-
-/*
- * The most bytes one command can be: in_words of the write() form is 16
- * bits (see stellar_cmd() for which form is used).
- */
-#define STELLAR_CMD_MAX ((size_t)UINT16_MAX * 4 / 8 * 8)
-
-struct stellar_post_send_cmd {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_post_send core;
-};
-
-struct stellar_post_recv_cmd {
-	struct ib_uverbs_cmd_hdr hdr;
-	struct ib_uverbs_post_recv core;
-};
-
-#define STELLAR_SEND_WQE sizeof(struct ib_uverbs_send_wr)
-#define STELLAR_RECV_WQE sizeof(struct ib_uverbs_recv_wr)
-#define STELLAR_SGE sizeof(struct ib_uverbs_sge)
-
-_Static_assert(sizeof(struct ib_uverbs_sge) == sizeof(struct ibv_sge),
+_Static_assert(sizeof(struct rxe_sge) == sizeof(struct ibv_sge),
 	       "SGEs are copied as they are");
-_Static_assert(sizeof(struct stellar_post_send_cmd) % 8 == 0 &&
-		       sizeof(struct stellar_post_recv_cmd) % 8 == 0 &&
-		       STELLAR_SEND_WQE % 8 == 0 && STELLAR_RECV_WQE % 8 == 0,
-	       "POST commands stay a whole number of words");
 
-/* A buffer for @nwr WRs of @nsge SGEs each, at most STELLAR_CMD_MAX. */
-static int stellar_cmd_buf_init(struct stellar_cmd_buf *cb, size_t hdr,
-				size_t wqe, uint32_t nwr, uint32_t nsge)
-{
-	size_t per = wqe + (size_t)(nsge ? nsge : 1) * STELLAR_SGE;
-	size_t size = hdr + (size_t)(nwr ? nwr : 1) * per;
-	int ret;
-
-	if (size > STELLAR_CMD_MAX || (size - hdr) / per != (nwr ? nwr : 1))
-		size = STELLAR_CMD_MAX;
-	cb->buf = malloc(size);
-	if (!cb->buf)
-		return ENOMEM;
-	ret = pthread_mutex_init(&cb->lock, NULL);
-	if (ret) {
-		free(cb->buf);
-		cb->buf = NULL;
-		return ret;
-	}
-	cb->size = size;
-	return 0;
-}
-
-static void stellar_cmd_buf_free(struct stellar_cmd_buf *cb)
-{
-	if (!cb->buf)
-		return;
-	pthread_mutex_destroy(&cb->lock);
-	free(cb->buf);
-}
-
-
-/*
- * How many WRs from @wr, at most @max, fit in @room bytes of a POST_SEND
- * command, and their SGEs (*@nsge).  *@bad is set to the first WR that
- * can never be posted (negative SGE count, a UD WR without an AH), which
- * ends the count.
- */
-static uint32_t stellar_send_fit(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-				 size_t room, uint32_t max, uint32_t *nsge,
-				 struct ibv_send_wr **bad)
-{
-	uint32_t n = 0;
-
-	*nsge = 0;
-	*bad = NULL;
-	for (; wr && n < max; wr = wr->next) {
-		size_t need;
-
-		if (wr->num_sge < 0 ||
-		    (ibqp->qp_type == IBV_QPT_UD && !wr->wr.ud.ah)) {
-			*bad = wr;
-			break;
-		}
-		need = STELLAR_SEND_WQE + (size_t)wr->num_sge * STELLAR_SGE;
-		if (need > room)
-			break;
-		room -= need;
-		*nsge += (uint32_t)wr->num_sge;
-		n++;
-	}
-	return n;
-}
-
-/*
- * Post the first @nwr WRs of @wr (holding @nsge SGEs) as one POST_SEND
- * command.  On failure *@bad is the WR the module refused, or @wr.
- */
-static int stellar_send_cmd(struct stellar_qp *qp, struct ibv_send_wr *wr,
-			    uint32_t nwr, uint32_t nsge,
-			    struct ibv_send_wr **bad)
-{
-	struct ibv_qp *ibqp = &qp->vqp.qp;
-	struct stellar_post_send_cmd *cmd = qp->sq_cmd.buf;
-	struct ib_uverbs_post_send_resp resp = {};
-	struct ib_uverbs_send_wr *k = (void *)(cmd + 1);
-	struct ib_uverbs_sge *sg = (void *)(k + nwr);
-	size_t size = (size_t)((uint8_t *)(sg + nsge) - (uint8_t *)cmd);
-	struct ibv_send_wr *i = wr;
-	uint32_t n;
-	int ret;
-
-	*cmd = (struct stellar_post_send_cmd){
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_SEND,
-			.in_words = (uint16_t)(size / 4),
-			.out_words = sizeof(resp) / 4,
-		},
-		.core = {
-			.response = (uintptr_t)&resp,
-			.qp_handle = ibqp->handle,
-			.wr_count = nwr,
-			.sge_count = nsge,
-			.wqe_size = STELLAR_SEND_WQE,
-		},
+union stellar_create_qp_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct {
+		uint8_t core[sizeof(struct ib_uverbs_create_qp_resp)];
+		struct rxe_create_qp_resp drv;
 	};
-	for (n = 0; n < nwr; n++, i = i->next, k++) {
-		*k = (struct ib_uverbs_send_wr){
-			.wr_id = i->wr_id,
-			.num_sge = (uint32_t)i->num_sge,
-			.opcode = i->opcode,
-			.send_flags = i->send_flags,
-			.ex.imm_data = i->imm_data,
-		};
-		if (ibqp->qp_type == IBV_QPT_UD) {
-			k->wr.ud.ah = i->wr.ud.ah->handle;
-			k->wr.ud.remote_qpn = i->wr.ud.remote_qpn;
-			k->wr.ud.remote_qkey = i->wr.ud.remote_qkey;
-		} else if (i->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			   i->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
-			k->wr.atomic.remote_addr = i->wr.atomic.remote_addr;
-			k->wr.atomic.compare_add = i->wr.atomic.compare_add;
-			k->wr.atomic.swap = i->wr.atomic.swap;
-			k->wr.atomic.rkey = i->wr.atomic.rkey;
-		} else {
-			k->wr.rdma.remote_addr = i->wr.rdma.remote_addr;
-			k->wr.rdma.rkey = i->wr.rdma.rkey;
-		}
-		if (i->num_sge) {
-			memcpy(sg, i->sg_list, (size_t)i->num_sge * STELLAR_SGE);
-			sg += i->num_sge;
-		}
-	}
+};
 
-	ret = stellar_cmd(ibqp->context, cmd, size, &resp, sizeof(resp));
-	if (ret) {
-		*bad = wr;
-		if (resp.bad_wr && resp.bad_wr <= nwr)
-			for (n = 1; n < resp.bad_wr; n++)
-				*bad = (*bad)->next;
-	}
-	return ret;
+/* ------------------------------------------------------------------ */
+/* Rings                                                               */
+/* ------------------------------------------------------------------ */
+
+/* The producer index of @r (this side's), or -1 if the ring is full. */
+static int64_t stellar_ring_next(const struct stellar_ring *r)
+{
+	uint32_t prod = r->q->producer_index & r->mask;
+	uint32_t cons = __atomic_load_n(&r->q->consumer_index,
+					__ATOMIC_ACQUIRE) & r->mask;
+
+	return ((prod + 1) & r->mask) == cons ? -1 : (int64_t)prod;
 }
 
-/* ibv_post_send: as many commands as the list needs, in order. */
-int stellar_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		      struct ibv_send_wr **bad_wr)
+/* Free entries of @r. */
+static uint32_t stellar_ring_room(const struct stellar_ring *r)
 {
-	struct stellar_qp *qp = to_stl_qp(ibqp);
-	struct ibv_send_wr *invalid;
-	uint32_t n, nsge;
+	uint32_t prod = r->q->producer_index & r->mask;
+	uint32_t cons = __atomic_load_n(&r->q->consumer_index,
+					__ATOMIC_ACQUIRE) & r->mask;
+
+	return (cons - prod - 1) & r->mask;
+}
+
+/* The entry at @prod is written: show it (after its bytes). */
+static void stellar_ring_publish(struct stellar_ring *r, uint32_t prod)
+{
+	__atomic_store_n(&r->q->producer_index, (prod + 1) & r->mask,
+			 __ATOMIC_RELEASE);
+}
+
+/* Bytes of @n SGEs, or -1 above what one request may move (2^31). */
+static int64_t stellar_sge_bytes(const struct ibv_sge *sg, int n)
+{
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		len += sg[i].length;
+	return len > 0x80000000ULL ? -1 : (int64_t)len;
+}
+
+/**
+ * stellar_ring_post_recv() - write receive requests into a receive ring
+ * @r: the QP's or SRQ's receive ring (its lock held)
+ * @max_sge: SGEs one request may have
+ * @wr: the list
+ * @bad_wr: set to the first request not posted
+ *
+ * Return: 0, ENOMEM (the ring is full) or EINVAL (too many SGEs).
+ */
+int stellar_ring_post_recv(struct stellar_ring *r, uint32_t max_sge,
+			   struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
+	struct rxe_recv_wqe *wqe;
+	int64_t prod, len;
 	int ret = 0;
 
-	pthread_mutex_lock(&qp->sq_cmd.lock);
-	while (wr) {
-		n = stellar_send_fit(ibqp, wr, qp->sq_cmd.size -
-				     sizeof(struct stellar_post_send_cmd),
-				     UINT32_MAX, &nsge, &invalid);
-		if (!n) {
-			/* Unpostable, or more SGEs than any command holds. */
-			*bad_wr = invalid ? invalid : wr;
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge ||
+		    (len = stellar_sge_bytes(wr->sg_list, wr->num_sge)) < 0) {
 			ret = EINVAL;
 			break;
 		}
-		ret = stellar_send_cmd(qp, wr, n, nsge, bad_wr);
-		if (ret)
+		prod = stellar_ring_next(r);
+		if (prod < 0) {
+			ret = ENOMEM;
 			break;
-		while (n--)
-			wr = wr->next;
+		}
+		wqe = stellar_ring_slot(r, (uint32_t)prod);
+		memset(wqe, 0, sizeof(*wqe));
+		wqe->wr_id = wr->wr_id;
+		wqe->dma.length = (uint32_t)len;
+		wqe->dma.resid = (uint32_t)len;
+		wqe->dma.num_sge = (uint32_t)wr->num_sge;
+		if (wr->num_sge)
+			memcpy(wqe->dma.sge, wr->sg_list,
+			       (size_t)wr->num_sge * sizeof(struct rxe_sge));
+		stellar_ring_publish(r, (uint32_t)prod);
 	}
-	pthread_mutex_unlock(&qp->sq_cmd.lock);
+	if (ret)
+		*bad_wr = wr;
 	return ret;
 }
 
-/* ibv_post_recv: as many commands as the list needs, in order. */
+/*
+ * Whether @wr can go into @qp's send ring: SGE count, inline length, the
+ * opcode for the QP type, the AH of a UD request.  Returns 0 or EINVAL,
+ * with the bytes it moves in *@len.
+ */
+static int stellar_send_check(const struct stellar_qp *qp,
+			      const struct ibv_send_wr *wr, uint32_t *len)
+{
+	enum ibv_qp_type type = qp->vqp.qp.qp_type;
+	int64_t n;
+
+	if (wr->num_sge < 0)
+		return EINVAL;
+	n = stellar_sge_bytes(wr->sg_list, wr->num_sge);
+	if (n < 0)
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if ((uint64_t)n > qp->max_inline)
+			return EINVAL;
+	} else if ((uint32_t)wr->num_sge > qp->max_send_sge) {
+		return EINVAL;
+	}
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		break;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		if (type == IBV_QPT_UD)
+			return EINVAL;
+		break;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+		if (type != IBV_QPT_RC)
+			return EINVAL;
+		break;
+	case IBV_WR_BIND_MW:
+		if (type == IBV_QPT_UD || !wr->bind_mw.mw)
+			return EINVAL;
+		break;
+	case IBV_WR_LOCAL_INV:
+		if (type == IBV_QPT_UD)
+			return EINVAL;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (type == IBV_QPT_UD && !wr->wr.ud.ah)
+		return EINVAL;
+	*len = (uint32_t)n;
+	return 0;
+}
+
+/* Write checked request @wr (@len bytes) into send ring slot @wqe. */
+static void stellar_send_build(const struct stellar_qp *qp,
+			       const struct ibv_send_wr *wr, uint32_t len,
+			       struct rxe_send_wqe *wqe)
+{
+	uint8_t *p;
+	int i;
+
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr.wr_id = wr->wr_id;
+	wqe->wr.opcode = wr->opcode;
+	wqe->wr.send_flags = wr->send_flags;
+	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		wqe->wr.ex.imm_data = wr->imm_data;
+		break;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		wqe->wr.ex.invalidate_rkey = wr->invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		wqe->wr.wr.mw.addr = bi->addr;
+		wqe->wr.wr.mw.length = bi->length;
+		wqe->wr.wr.mw.mr_lkey = bi->mr ? bi->mr->lkey : 0;
+		wqe->wr.wr.mw.mw_rkey = wr->bind_mw.mw->rkey;
+		wqe->wr.wr.mw.rkey = wr->bind_mw.rkey;
+		wqe->wr.wr.mw.access = bi->mw_access_flags;
+		return;
+	}
+	if (wr->opcode == IBV_WR_LOCAL_INV)
+		return;
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		wqe->wr.wr.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		wqe->wr.wr.ud.remote_qkey = wr->wr.ud.remote_qkey;
+		wqe->wr.wr.ud.ah_num = to_stl_ah(wr->wr.ud.ah)->ah_num;
+	} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wqe->wr.wr.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe->wr.wr.atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe->wr.wr.atomic.swap = wr->wr.atomic.swap;
+		wqe->wr.wr.atomic.rkey = wr->wr.atomic.rkey;
+	} else {
+		wqe->wr.wr.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->wr.wr.rdma.rkey = wr->wr.rdma.rkey;
+	}
+	wqe->dma.length = len;
+	wqe->dma.resid = len;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		/* The bytes now: the buffers may be reused on return. */
+		p = wqe->dma.inline_data;
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+		return;
+	}
+	wqe->dma.num_sge = (uint32_t)wr->num_sge;
+	if (wr->num_sge)
+		memcpy(wqe->dma.sge, wr->sg_list,
+		       (size_t)wr->num_sge * sizeof(struct rxe_sge));
+}
+
+/*
+ * Write @wr's list into the send ring and ring the doorbell.  With @whole,
+ * all of it or nothing (ibv_wr_complete()): every request is checked and
+ * room made sure of first.  Otherwise the requests before a refused one
+ * are posted (ibv_post_send()).  *@bad is the first one not posted.
+ */
+static int stellar_sq_post(struct stellar_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad, bool whole)
+{
+	struct ibv_send_wr *w;
+	uint32_t len, n = 0, posted = 0;
+	int64_t prod;
+	int ret = 0, db;
+
+	pthread_spin_lock(&qp->sq_lock);
+	if (whole) {
+		for (w = wr; w && !ret; w = w->next, n++)
+			ret = stellar_send_check(qp, w, &len);
+		if (!ret && n > stellar_ring_room(&qp->sq))
+			ret = ENOMEM;
+		if (ret) {
+			*bad = wr;
+			pthread_spin_unlock(&qp->sq_lock);
+			return ret;
+		}
+	}
+	for (w = wr; w; w = w->next) {
+		ret = stellar_send_check(qp, w, &len);
+		if (ret)
+			break;
+		prod = stellar_ring_next(&qp->sq);
+		if (prod < 0) {
+			ret = ENOMEM;
+			break;
+		}
+		stellar_send_build(qp, w, len,
+				   stellar_ring_slot(&qp->sq, (uint32_t)prod));
+		stellar_ring_publish(&qp->sq, (uint32_t)prod);
+		posted++;
+	}
+	pthread_spin_unlock(&qp->sq_lock);
+	if (ret)
+		*bad = w;
+	if (!posted)
+		return ret;
+	db = stellar_doorbell(qp->vqp.qp.context, IB_USER_VERBS_CMD_POST_SEND,
+			      qp->vqp.qp.handle);
+	return ret ? ret : db;
+}
+
+/* ibv_post_send */
+int stellar_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr)
+{
+	return stellar_sq_post(to_stl_qp(ibqp), wr, bad_wr, false);
+}
+
+/*
+ * ibv_bind_mw: a type 1 window bound by a send ring entry under the next
+ * key (its tag moved on); the window takes that key once it is posted.
+ */
+int stellar_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		    struct ibv_mw_bind *mw_bind)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+	}, *bad;
+	uint32_t rkey = (mw->rkey & ~0xffu) | ((mw->rkey + 1) & 0xffu);
+	int ret;
+
+	if (mw->type != IBV_MW_TYPE_1)
+		return EINVAL;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	ret = stellar_sq_post(to_stl_qp(ibqp), &wr, &bad, false);
+	if (!ret)
+		mw->rkey = rkey;
+	return ret;
+}
+
+/* ibv_post_recv: into the receive ring, no system call. */
 int stellar_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
 {
 	struct stellar_qp *qp = to_stl_qp(ibqp);
-	struct stellar_post_recv_cmd *cmd = qp->rq_cmd.buf;
-	int ret = 0;
+	struct ibv_recv_wr *first = wr;
+	int ret, db;
 
-	pthread_mutex_lock(&qp->rq_cmd.lock);
-	while (wr) {
-		size_t room = qp->rq_cmd.size - sizeof(*cmd);
-		struct ib_uverbs_post_recv_resp resp = {};
-		struct ib_uverbs_recv_wr *k;
-		struct ib_uverbs_sge *sg;
-		struct ibv_recv_wr *i;
-		uint32_t n = 0, nsge = 0, j;
-		size_t size;
-
-		for (i = wr; i; i = i->next) {
-			size_t need;
-
-			if (i->num_sge < 0)
-				break;
-			need = STELLAR_RECV_WQE + (size_t)i->num_sge * STELLAR_SGE;
-			if (need > room)
-				break;
-			room -= need;
-			nsge += (uint32_t)i->num_sge;
-			n++;
-		}
-		if (!n) {
-			*bad_wr = wr;
-			ret = EINVAL;
-			break;
-		}
-
-		k = (void *)(cmd + 1);
-		sg = (void *)(k + n);
-		size = (size_t)((uint8_t *)(sg + nsge) - (uint8_t *)cmd);
-		*cmd = (struct stellar_post_recv_cmd){
-			.hdr = {
-				.command = IB_USER_VERBS_CMD_POST_RECV,
-				.in_words = (uint16_t)(size / 4),
-				.out_words = sizeof(resp) / 4,
-			},
-			.core = {
-				.response = (uintptr_t)&resp,
-				.qp_handle = ibqp->handle,
-				.wr_count = n,
-				.sge_count = nsge,
-				.wqe_size = STELLAR_RECV_WQE,
-			},
-		};
-		for (j = 0, i = wr; j < n; j++, i = i->next, k++) {
-			*k = (struct ib_uverbs_recv_wr){
-				.wr_id = i->wr_id,
-				.num_sge = (uint32_t)i->num_sge,
-			};
-			if (i->num_sge) {
-				memcpy(sg, i->sg_list,
-				       (size_t)i->num_sge * STELLAR_SGE);
-				sg += i->num_sge;
-			}
-		}
-		ret = stellar_cmd(ibqp->context, cmd, size, &resp, sizeof(resp));
-		if (ret) {
-			*bad_wr = wr;
-			if (resp.bad_wr && resp.bad_wr <= n)
-				for (j = 1; j < resp.bad_wr; j++)
-					*bad_wr = (*bad_wr)->next;
-			break;
-		}
-		wr = i;
+	/* On an SRQ: ibv_post_srq_recv.  Not in RESET (IBA C10-97.2.1). */
+	if (!qp->rq.q || ibqp->state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
 	}
-	pthread_mutex_unlock(&qp->rq_cmd.lock);
-	return ret;
+
+	pthread_spin_lock(&qp->rq_lock);
+	ret = stellar_ring_post_recv(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+	pthread_spin_unlock(&qp->rq_lock);
+	/*
+	 * UD and UC drop a message that finds no receive at the parent: ring
+	 * for them (an RC message is retried after an RNR NAK, and the module
+	 * takes the ring at the next send doorbell, on receive completions
+	 * and from its backstop).
+	 */
+	if ((ret && *bad_wr == first) || ibqp->qp_type == IBV_QPT_RC)
+		return ret;
+	db = stellar_doorbell(ibqp->context, IB_USER_VERBS_CMD_POST_RECV,
+			      ibqp->handle);
+	return ret ? ret : db;
 }
 
 /* ------------------------------------------------------------------ */
@@ -311,6 +365,18 @@ static struct stellar_qp *stellar_alloc_qp(void)
 	if (!qp)
 		return NULL;
 	ret = pthread_spin_init(&qp->wr_lock, PTHREAD_PROCESS_PRIVATE);
+	if (!ret) {
+		ret = pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+		if (ret)
+			pthread_spin_destroy(&qp->wr_lock);
+	}
+	if (!ret) {
+		ret = pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+		if (ret) {
+			pthread_spin_destroy(&qp->sq_lock);
+			pthread_spin_destroy(&qp->wr_lock);
+		}
+	}
 	if (ret) {
 		free(qp);
 		errno = ret;
@@ -321,9 +387,11 @@ static struct stellar_qp *stellar_alloc_qp(void)
 
 static void stellar_free_qp(struct stellar_qp *qp)
 {
+	stellar_ring_unmap(&qp->sq);
+	stellar_ring_unmap(&qp->rq);
+	pthread_spin_destroy(&qp->rq_lock);
+	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->wr_lock);
-	stellar_cmd_buf_free(&qp->sq_cmd);
-	stellar_cmd_buf_free(&qp->rq_cmd);
 	free(qp->wr);
 	free(qp->sge);
 	free(qp->inl);
@@ -331,30 +399,29 @@ static void stellar_free_qp(struct stellar_qp *qp)
 }
 
 /*
- * Once the module granted @cap: the command buffers, and for an extended
- * QP the builder's arrays for a full send queue.
+ * Once the module granted @cap: map the rings it described in @drv, and
+ * for an extended QP allocate the builder's arrays for a full send queue.
  */
-static int stellar_qp_alloc_bufs(struct stellar_qp *qp,
-				 const struct ibv_qp_cap *cap, bool qp_ex)
+static int stellar_qp_setup(struct stellar_qp *qp,
+			    const struct rxe_create_qp_resp *drv,
+			    const struct ibv_qp_cap *cap, bool has_srq,
+			    bool qp_ex)
 {
+	struct ibv_context *ibctx = qp->vqp.qp.context;
 	uint32_t sq_sge = cap->max_send_sge ? cap->max_send_sge : 1;
 	int ret;
 
-	ret = stellar_cmd_buf_init(&qp->sq_cmd,
-				   sizeof(struct stellar_post_send_cmd),
-				   STELLAR_SEND_WQE, cap->max_send_wr, sq_sge);
+	ret = stellar_ring_map(&qp->sq, ibctx, &drv->sq_mi);
+	if (!ret && !has_srq)
+		ret = stellar_ring_map(&qp->rq, ibctx, &drv->rq_mi);
 	if (ret)
 		return ret;
-	ret = stellar_cmd_buf_init(&qp->rq_cmd,
-				   sizeof(struct stellar_post_recv_cmd),
-				   STELLAR_RECV_WQE, cap->max_recv_wr,
-				   cap->max_recv_sge);
-	if (ret)
-		return ret;
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_recv_sge = cap->max_recv_sge;
+	qp->max_inline = cap->max_inline_data;
 	if (!qp_ex)
 		return 0;
 
-	qp->max_inline = cap->max_inline_data;
 	qp->max_sge = sq_sge;
 	qp->wr_cap = cap->max_send_wr;
 	qp->sge_cap = (size_t)qp->wr_cap * sq_sge;
@@ -383,7 +450,7 @@ static bool stellar_qp_type_ok(enum ibv_qp_type type)
 struct ibv_qp *stellar_create_qp(struct ibv_pd *pd,
 				 struct ibv_qp_init_attr *attr)
 {
-	struct ib_uverbs_create_qp_resp resp;
+	union stellar_create_qp_resp resp = {};
 	struct ibv_create_qp cmd = {};
 	struct stellar_qp *qp;
 	int ret;
@@ -399,13 +466,13 @@ struct ibv_qp *stellar_create_qp(struct ibv_pd *pd,
 
 	/* On success attr->cap holds the capacities the module granted. */
 	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				&resp, sizeof(resp));
+				&resp.ibv_resp, sizeof(resp));
 	if (ret) {
 		stellar_free_qp(qp);
 		errno = ret;
 		return NULL;
 	}
-	ret = stellar_qp_alloc_bufs(qp, &attr->cap, false);
+	ret = stellar_qp_setup(qp, &resp.drv, &attr->cap, attr->srq, false);
 	if (ret) {
 		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		stellar_free_qp(qp);
@@ -419,11 +486,11 @@ struct ibv_qp *stellar_create_qp(struct ibv_pd *pd,
 /* The ibv_qp_ex work-request builder                                  */
 /*                                                                     */
 /* Between wr_start and wr_complete the ibv_wr_* calls build a list of */
-/* struct ibv_send_wr in the QP; wr_complete posts it with POST_SEND,  */
-/* the same command as ibv_post_send.  Inline data is copied here and  */
-/* handed to the module as one IBV_SEND_INLINE SGE, which the module   */
-/* copies in turn before POST_SEND returns.  A builder call that fails */
-/* only records its errno: wr_complete reports the first one and posts */
+/* struct ibv_send_wr in the QP; wr_complete writes it into the send   */
+/* ring, all of it or nothing, and rings the doorbell once.  Inline    */
+/* data is copied here and handed on as one IBV_SEND_INLINE SGE, whose */
+/* bytes go into the ring entry.  A builder call that fails only       */
+/* records its errno: wr_complete reports the first one and posts      */
 /* nothing.                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -513,16 +580,11 @@ static void stellar_wr_abort(struct ibv_qp_ex *qpx)
 	stellar_wr_reset_unlock(to_stl_qp_ex(qpx));
 }
 
-/*
- * The whole batch goes in one POST_SEND command, so that it is posted all
- * or nothing (man ibv_wr_post) as far as the module checks the whole
- * chain before posting any of it.
- */
+/* The whole batch, or nothing (man ibv_wr_post). */
 static int stellar_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct stellar_qp *qp = to_stl_qp_ex(qpx);
-	struct ibv_send_wr *bad, *invalid;
-	uint32_t n, nsge;
+	struct ibv_send_wr *bad;
 	size_t i;
 	int ret = qp->wr_err;
 
@@ -530,11 +592,6 @@ static int stellar_wr_complete(struct ibv_qp_ex *qpx)
 		struct stellar_pending_wr *p = &qp->wr[i];
 		struct ibv_send_wr *wr = &p->wr;
 
-		/* POST_SEND on a UD QP reads every WR's AH handle. */
-		if (qpx->qp_base.qp_type == IBV_QPT_UD && !wr->wr.ud.ah) {
-			ret = EINVAL;
-			break;
-		}
 		wr->sg_list = wr->num_sge ? &qp->sge[p->sge_first] : NULL;
 		if (p->is_inline && wr->num_sge)
 			qp->sge[p->sge_first] = (struct ibv_sge){
@@ -543,22 +600,8 @@ static int stellar_wr_complete(struct ibv_qp_ex *qpx)
 			};
 		wr->next = i + 1 < qp->nwr ? &qp->wr[i + 1].wr : NULL;
 	}
-
-	if (!ret && qp->nwr) {
-		pthread_mutex_lock(&qp->sq_cmd.lock);
-		n = stellar_send_fit(&qpx->qp_base, &qp->wr[0].wr,
-				     qp->sq_cmd.size -
-				     sizeof(struct stellar_post_send_cmd),
-				     UINT32_MAX, &nsge, &invalid);
-		if (invalid)
-			ret = EINVAL;
-		else if (n < qp->nwr)
-			ret = ENOMEM;	/* more than one command can carry */
-		else
-			ret = stellar_send_cmd(qp, &qp->wr[0].wr, n, nsge,
-					       &bad);
-		pthread_mutex_unlock(&qp->sq_cmd.lock);
-	}
+	if (!ret && qp->nwr)
+		ret = stellar_sq_post(qp, &qp->wr[0].wr, &bad, true);
 
 	stellar_wr_reset_unlock(qp);
 	return ret;
@@ -804,6 +847,28 @@ static void stellar_wr_refuse_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 	stellar_wr_refuse(qpx);
 }
 
+/* A window bind (type 2, or type 1 through the builder) as a ring entry. */
+static void stellar_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			       uint32_t rkey,
+			       const struct ibv_mw_bind_info *bind_info)
+{
+	struct ibv_send_wr *wr = stellar_wr_new(qpx, IBV_WR_BIND_MW);
+
+	if (!wr)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *bind_info;
+}
+
+static void stellar_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = stellar_wr_new(qpx, IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
 static void stellar_wr_refuse_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
 				      uint32_t rkey,
 				      const struct ibv_mw_bind_info *bind_info)
@@ -855,7 +920,8 @@ static void stellar_wr_refuse_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
 	((uint64_t)(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM))
 #define STELLAR_SEND_OPS_UC                                                    \
 	(STELLAR_SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE |                     \
-	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_BIND_MW |         \
+	 IBV_QP_EX_WITH_LOCAL_INV)
 #define STELLAR_SEND_OPS_ATOMIC                                                \
 	((uint64_t)(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                        \
 		    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD))
@@ -892,9 +958,12 @@ static void stellar_set_send_ops(struct stellar_qp *qp, uint64_t ops)
 	qpx->wr_send_inv = ops & IBV_QP_EX_WITH_SEND_WITH_INV ?
 			   stellar_wr_send_inv : stellar_wr_refuse_rkey;
 
+	qpx->wr_bind_mw = ops & IBV_QP_EX_WITH_BIND_MW ?
+			  stellar_wr_bind_mw : stellar_wr_refuse_bind_mw;
+	qpx->wr_local_inv = ops & IBV_QP_EX_WITH_LOCAL_INV ?
+			    stellar_wr_local_inv : stellar_wr_refuse_rkey;
+
 	/* Never offered (refused at create time): fail the batch if called. */
-	qpx->wr_bind_mw = stellar_wr_refuse_bind_mw;
-	qpx->wr_local_inv = stellar_wr_refuse_rkey;
 	qpx->wr_send_tso = stellar_wr_refuse_tso;
 	qpx->wr_set_xrc_srqn = stellar_wr_refuse_rkey;
 #if STELLAR_RDMA_CORE_RELEASE >= 44
@@ -949,7 +1018,7 @@ static int stellar_check_send_ops(struct ibv_context *ibctx,
 struct ibv_qp *stellar_create_qp_ex(struct ibv_context *ibctx,
 				    struct ibv_qp_init_attr_ex *attr)
 {
-	struct ib_uverbs_create_qp_resp resp;
+	union stellar_create_qp_resp resp = {};
 	struct ibv_create_qp cmd = {};
 	struct ibv_qp_init_attr_ex kattr;
 	struct stellar_qp *qp;
@@ -992,14 +1061,14 @@ struct ibv_qp *stellar_create_qp_ex(struct ibv_context *ibctx,
 	kattr = *attr;
 	kattr.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &kattr, &cmd, sizeof(cmd),
-				   &resp, sizeof(resp));
+				   &resp.ibv_resp, sizeof(resp));
 	if (ret) {
 		stellar_free_qp(qp);
 		errno = ret;
 		return NULL;
 	}
 	attr->cap = kattr.cap;
-	ret = stellar_qp_alloc_bufs(qp, &kattr.cap, qp_ex);
+	ret = stellar_qp_setup(qp, &resp.drv, &kattr.cap, kattr.srq, qp_ex);
 	if (ret) {
 		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		stellar_free_qp(qp);

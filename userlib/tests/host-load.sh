@@ -45,7 +45,7 @@ fake_sysfs() {
 		mkdir -p "$uv" "$ib"
 		echo "$dev" >"$uv/ibdev"
 		echo "231:$((192 + n))" >"$uv/dev"
-		echo 1 >"$uv/abi_version"
+		echo 2 >"$uv/abi_version"	# the rxe user ABI's
 		echo "1: CA" >"$ib/node_type"
 		echo "0000:0000:0000:000$((n + 1))" >"$ib/node_guid"
 		n=$((n + 1))
@@ -87,7 +87,7 @@ loaded() { cat "$tmp/$name.ld".* 2>/dev/null | grep -q "calling init: $lib"; }
 
 # 1. The system libibverbs, matching Stellar ABI.
 name=match
-run match 1 ibv_devices IBV_SHOW_WARNINGS=1
+run match 2 ibv_devices IBV_SHOW_WARNINGS=1
 loaded || fail "libibverbs did not load and initialise $lib"
 grep -q '^ *stellar0 ' "$tmp/$name.out" || fail "stellar0 was not claimed"
 ! grep -q '^ *other0 ' "$tmp/$name.out" ||
@@ -107,7 +107,7 @@ loaded || fail "libibverbs did not load and initialise $lib"
 name=abi-warn
 run abi-warn 99 ibv_devices IBV_SHOW_WARNINGS=1
 ! grep -q '^ *stellar0 ' "$tmp/$name.out" || fail "stellar0 (Stellar ABI 99) was claimed"
-grep -q '^libstellar: stellar0: kernel module speaks Stellar ABI 99, this provider 1; device ignored$' \
+grep -q '^libstellar: stellar0: kernel module speaks Stellar ABI 99, this provider 2; device ignored$' \
 	"$tmp/$name.err" || fail "IBV_SHOW_WARNINGS did not give the reason"
 echo "host-load: ok: Stellar ABI 99 refused, silent without IBV_SHOW_WARNINGS, explained with it"
 
@@ -122,7 +122,7 @@ for ver in "$@"; do
 	fi
 	[ "$rc" = 0 ] || fail "could not build rdma-core $ver"
 	other=$(basename "$(readlink -f "$tree/lib/libibverbs.so.1")")
-	run "$name" 1 "$tree/bin/ibv_devices"
+	run "$name" 2 "$tree/bin/ibv_devices"
 	loaded || fail "libibverbs $ver did not load and initialise $lib"
 	! grep -q '^ *stellar0 ' "$tmp/$name.out" ||
 		fail "stellar0 claimed under rdma-core $ver's libibverbs"

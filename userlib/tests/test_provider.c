@@ -83,7 +83,10 @@ static void constructor_registers_stellar_once(void)
 static void ops_table_is_complete(void)
 {
 	EXPECT(registered->match_table != NULL);
-	EXPECT(registered->match_table[0].kind == VERBS_MATCH_SENTINEL);
+	/* Asked in the driver-id pass (rxe's id), then the sentinel. */
+	EXPECT(registered->match_table[0].kind == VERBS_MATCH_DRIVER_ID);
+	EXPECT(registered->match_table[0].u.driver_id == RDMA_DRIVER_RXE);
+	EXPECT(registered->match_table[1].kind == VERBS_MATCH_SENTINEL);
 	EXPECT(registered->match_device != NULL);
 	EXPECT(registered->alloc_context != NULL);
 	EXPECT(registered->alloc_device != NULL);
@@ -92,10 +95,11 @@ static void ops_table_is_complete(void)
 	EXPECT(registered->static_providers == NULL);
 }
 
-static void abi_range_covers_uverbs_abi_1(void)
+/* The rxe user ABI's version, and no other: the rings are its layout. */
+static void abi_range_is_the_rxe_uverbs_abi(void)
 {
-	EXPECT(registered->match_min_abi_version <= 1);
-	EXPECT(registered->match_max_abi_version >= 1);
+	EXPECT(registered->match_min_abi_version == 2);
+	EXPECT(registered->match_max_abi_version == 2);
 }
 
 static void match_device_accepts_current_abi(void)
@@ -121,6 +125,7 @@ static void match_device_rejects_other_abi_versions(void)
 	snprintf(other, sizeof(other), "%d\n", STELLAR_UVERBS_ABI_VERSION + 1);
 	EXPECT(!matches("stellar0", other));
 	EXPECT(!matches("stellar0", "0\n"));
+	EXPECT(!matches("stellar0", "1\n"));	/* the syscall data path's */
 	EXPECT(!matches("stellar0", "1x\n"));
 	EXPECT(!matches("stellar0", "\n"));
 }
@@ -173,7 +178,7 @@ int main(void)
 	if (!registered)
 		return 1;
 	ops_table_is_complete();
-	abi_range_covers_uverbs_abi_1();
+	abi_range_is_the_rxe_uverbs_abi();
 	match_device_accepts_current_abi();
 	match_device_ignores_name_without_attribute();
 	match_device_rejects_other_abi_versions();

@@ -14,7 +14,8 @@ devinfo_field() {
 }
 
 # The limit quota $1 (cqe_quota or wqe_quota) set to $2 bounds on stellar0:
-# max_cqe <= the CQE quota; max_qp_wr = min(rxe0's, half the WQE quota).
+# max_cqe <= the CQE quota; max_qp_wr = min(rxe0's, half the WQE quota),
+# rounded down to what a ring holds (2^k - 1).
 quota_limit_is() {
 	local q=$1 v=$2 got want p
 	if [[ $q == cqe_quota ]]; then
@@ -26,6 +27,10 @@ quota_limit_is() {
 		got=$(devinfo_field stellar0 max_qp_wr)
 		p=$(devinfo_field rxe0 max_qp_wr)
 		want=$((p < v / 2 ? p : v / 2))
+		# a ring holds 2^k - 1 entries: the largest such at most that
+		local k=1
+		while ((2 * k <= want + 1)); do k=$((2 * k)); done
+		want=$((k - 1))
 		[[ $got == "$want" ]] || why "max_qp_wr is '$got' with wqe_quota $v (rxe0: $p), want $want"
 	fi
 	echo "$q $v: max_cqe $(devinfo_field stellar0 max_cqe), max_qp_wr $(devinfo_field stellar0 max_qp_wr)"
