@@ -802,6 +802,9 @@ static uint32_t pick_key_pd(struct thr *t, struct dev *d, struct ibv_pd *pd,
 	return key;
 }
 
+/* What malformed inline sends copy from (op_post()). */
+static uint8_t inline_scratch[8192];
+
 static int op_post(struct thr *t, struct dev *d, bool send)
 {
 	struct rng *r = &t->r;
@@ -859,8 +862,11 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 				swr[i].send_flags = IBV_SEND_SIGNALED * below(r, 2) |
 						    IBV_SEND_SOLICITED * chance(r, 20);
 				if (sge[i][0].length <= 128 && chance(r, 30) &&
-				    swr[i].opcode != IBV_WR_RDMA_READ)
+				    swr[i].opcode != IBV_WR_RDMA_READ) {
+					/* from its own memory (see below) */
 					swr[i].send_flags |= IBV_SEND_INLINE;
+					sge[i][0].addr = (uintptr_t)inline_scratch;
+				}
 				if (qp->qp_type == IBV_QPT_UD) {
 					swr[i].wr.ud.ah = ah;
 					swr[i].wr.ud.remote_qpn = chance(r, 70) ? qp->qp_num :
@@ -897,6 +903,19 @@ static int op_post(struct thr *t, struct dev *d, bool send)
 			swr[i].num_sge = ns;
 			swr[i].opcode = chance(r, 90) ? below(r, 9) : (uint32_t)interesting(r);
 			swr[i].send_flags = chance(r, 80) ? (int)below(r, 16) : (int)rnd(r);
+			/*
+			 * Inline bytes are copied from the SGEs' addresses by
+			 * the provider, in this process (as librxe does): a
+			 * wild pointer would only crash the fuzzer.  They point
+			 * into its own memory; their lkeys stay as drawn.
+			 */
+			if (swr[i].send_flags & IBV_SEND_INLINE)
+				for (j = 0; j < ns; j++) {
+					sge[i][j].length %= 512;
+					sge[i][j].addr = (uintptr_t)inline_scratch +
+						below(r, sizeof(inline_scratch) -
+							 sge[i][j].length);
+				}
 			swr[i].imm_data = (uint32_t)rnd(r);
 			if (chance(r, 70))
 				rkey = pick_lkey(t, d, &raddr, &rlen);
@@ -1839,15 +1858,28 @@ static int op_vm_remap(struct thr *t)
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		count(OP_vm_remap, ret == MAP_FAILED ? errno : 0);
 		break;
-	case 2:		/* move them elsewhere in the window */
-		q = win + below(r, npg - cnt + 1) * PAGE;
-		if (q + cnt * PAGE > p && q < p + cnt * PAGE) {
-			count(OP_vm_remap, 0);
+	case 2:		/* pages moved in from elsewhere */
+		/*
+		 * From a mapping of their own, outside the window: mremap
+		 * unmaps its target before it checks the source, so a move
+		 * between parts of the window that fails leaves a hole there,
+		 * where another thread's mmap (a ring of the provider) may
+		 * land and the next remap clobber it.
+		 */
+		q = mmap(NULL, cnt * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (q == MAP_FAILED) {
+			count(OP_vm_remap, errno);
 			break;
 		}
-		ret = mremap(p, cnt * PAGE, cnt * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, q);
+		memset(q, 0xa5, cnt * PAGE);
+		ret = mremap(q, cnt * PAGE, cnt * PAGE, MREMAP_MAYMOVE | MREMAP_FIXED, p);
 		count(OP_vm_remap, ret == MAP_FAILED ? errno : 0);
-		mmap(p, cnt * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (ret == MAP_FAILED) {
+			munmap(q, cnt * PAGE);
+			mmap(p, cnt * PAGE, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		}
 		break;
 	default:
 		ret = (void *)(intptr_t)madvise(p, cnt * PAGE, MADV_DONTNEED);
@@ -2594,6 +2626,21 @@ static uint64_t print_table(void)
 	return all;
 }
 
+/* The process's mappings, for a crash at an address (read(2) only). */
+static void dump_maps(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(2, buf, n) != n)
+			break;
+	close(fd);
+}
+
 /* A crash of the fuzzer itself: where, and what this thread issued last. */
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
@@ -2604,6 +2651,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 	fprintf(stderr, "fuzz: signal %d at address %p, seed %" PRIu64 "\n", sig,
 		si->si_addr, seed);
 	backtrace_symbols_fd(bt, n, 2);
+	dump_maps();
 	if (self)
 		dump_ring(self);
 	_exit(4);
