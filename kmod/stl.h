@@ -41,8 +41,8 @@
 #define STL_RING_MAX_ENTRIES	(1U << 17)
 /*
  * Default per-device quotas on queue entries (sysfs cqe_quota, wqe_quota):
- * each CQE costs a parent CQE plus a drain ring entry, each WQE a parent
- * work queue entry, all kernel memory the tenant makes the host allocate.
+ * each CQE costs a parent CQE plus a ring entry, each WQE a parent work
+ * queue entry plus a ring entry, all kernel memory the tenant makes the host allocate.
  */
 /*
  * GID table entries of a device: it holds only the addresses of its own
@@ -206,8 +206,6 @@ struct stl_parent;
  * @reg_flags: STL_REG_* bits: how far the parent still executes REG_MR and
  *	LOCAL_INV (atomic bitops, stl_mr.c)
  * @cnt: counters, indexed by enum stl_counter
- * @rings: the device speaks the rxe user ABI (stl_ring.c): its queues are
- *	rings mapped into the process, driven by the stock librxe provider
  * @ahs: ah_num -> struct stl_ah, for UD work requests in a send ring
  * @ring_qps: QPs with rings, checked by @ring_work (@ring_lock)
  * @ring_srqs: SRQs with rings, checked by @ring_work (@ring_lock)
@@ -258,7 +256,6 @@ struct stl_dev {
 	struct pvdma_cache pins;
 	unsigned long reg_flags;
 	atomic64_t cnt[STL_NUM_COUNTERS];
-	bool rings;
 	struct xarray ahs;
 	struct list_head ring_qps;
 	struct list_head ring_srqs;
@@ -285,9 +282,6 @@ struct stl_ucontext {
  * struct stl_pd - virtual PD
  * @ibpd: core object
  * @ppd: parent PD holding every parent object of this PD
- * @trap: a parent MR of @ppd never registered, so granting no access: the
- *	key of receives naming MRs of another PD (libstellar devices; NULL
- *	on ring devices or if it could not be made)
  * @reg_lock: guards the registration QP and its CQ (lazily created)
  * @reg_cq: CQ of @reg_qp, polled directly
  * @reg_qp: parent RC QP connected to itself, posts REG_MR for this PD
@@ -297,7 +291,6 @@ struct stl_ucontext {
 struct stl_pd {
 	struct ib_pd ibpd;
 	struct ib_pd *ppd;
-	struct ib_mr *trap;
 	struct mutex reg_lock;
 	struct ib_cq *reg_cq;
 	struct ib_qp *reg_qp;
@@ -442,19 +435,13 @@ struct stl_cq_qref {
  * struct stl_cq - virtual CQ
  * @ibcq: core object
  * @pcq: parent CQ
- * @lock: guards @ring and polling of @pcq
- * @ring: completions taken out of @pcq early (while a QP was destroyed)
- *	and not yet given to the user, already translated
- * @ring_size: capacity of @ring
- * @ring_head: first entry in @ring
- * @ring_count: number of entries in @ring
- * @dying: a parent QP being destroyed: its completions are named by
- *	@dying_ref without reading the parent QP
- * @dying_ref: the stub of @dying on this CQ
+ * @lock: guards @uring and polling of @pcq
+ * @dying: a parent QP being destroyed: its completions are dropped
+ *	without reading the parent QP
  * @qrefs: every struct stl_cq_qref of this CQ
  * @charged: CQ entries charged to the device's cqe_quota
  * @kmem: bytes charged to the device's kmem_quota
- * @uring: the completion ring of a device with rings
+ * @uring: the completion ring, mapped into the process
  * @uprod: producer index of @uring (ours; the mapped one is a copy)
  * @notify: IB_CQ_* the process armed the CQ for (@lock)
  * @overrun: @uring overflowed: completions were lost
@@ -470,12 +457,7 @@ struct stl_cq {
 	struct ib_cq ibcq;
 	struct ib_cq *pcq;
 	spinlock_t lock;
-	struct ib_wc *ring;
-	u32 ring_size;
-	u32 ring_head;
-	u32 ring_count;
 	struct ib_qp *dying;
-	struct stl_cq_qref *dying_ref;
 	struct list_head qrefs;
 	u32 charged;
 	u64 kmem;
@@ -703,9 +685,7 @@ int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 struct stl_cq_qref *stl_cq_qref_get(struct stl_cq *scq);
 void stl_cq_qref_put(struct stl_cq *scq, struct stl_cq_qref *ref);
-void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp,
-		       struct stl_cq_qref *ref);
-void stl_cq_clean_qp(struct stl_cq *scq, struct stl_qp *sqp);
+void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp);
 void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed);
 
 /* stl_qp.c */

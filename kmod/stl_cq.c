@@ -2,25 +2,23 @@
 /*
  * Stellar: completion queues.
  *
- * A virtual CQ is a parent CQ.  Completions are read from it on demand and
- * handed over with the virtual QP in wc->qp.  The parent's completion and
- * error events are raised on the virtual CQ, so completion channels work.
+ * A virtual CQ is a parent CQ and a ring in the rxe user ABI, mapped into
+ * the process: the parent's completion handler has the ring filled with
+ * the completions, translated (stl_ring.c), and the process polls the ring
+ * with no system call.  The parent's completion and error events are
+ * raised on the virtual CQ, so completion channels work.
  *
  * A parent completion names its QP by pointer only.  While a parent QP is
- * destroyed, its CQs name its completions by the QP's stub without reading
- * the parent QP, and once it is gone they are drained into a small ring
- * (dropping its entries; kept if the parent refused the destroy), so no
- * completion is ever read through a freed parent QP.  Completions handed to
- * the user name their QP through a per-CQ stub (struct stl_cq_qref) that
- * outlives the QP.
+ * destroyed, its CQs drop its completions without reading the parent QP,
+ * so no completion is ever read through a freed parent QP.  Completions
+ * name their QP through a per-CQ stub (struct stl_cq_qref) that outlives
+ * the QP.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/slab.h>
 
 #include "kmod/stl.h"
-
-#define STL_POLL_BATCH 8
 
 /*
  * Stubs freed by destroyed QPs wait until this many are free before one is
@@ -34,15 +32,6 @@
 
 /* How long a resize waits for the parent to complete posted sends. */
 #define STL_RESIZE_SETTLE_MS 20
-
-/*
- * wc_flags as userspace reads them: ib_uverbs copies wc_flags unchanged,
- * and libibverbs' enum ibv_wc_flags numbers them differently from the
- * kernel's enum ib_wc_flags past WITH_IMM.
- */
-#define STL_UWC_GRH		(1U << 0)
-#define STL_UWC_WITH_IMM	(1U << 1)
-#define STL_UWC_WITH_INV	(1U << 3)
 
 /*
  * rxe before Linux 6.4 raises a CQ's completion event from a tasklet that
@@ -194,12 +183,9 @@ static void stl_cq_comp(struct ib_cq *pcq, void *ctx)
 {
 	struct stl_cq *scq = ctx;
 
-	if (scq->uring.hdr) {
+	/* Not before the ring is made: no QP can use the CQ until then. */
+	if (scq->uring.hdr)
 		stl_ring_cq_comp(scq);
-		return;
-	}
-	if (scq->ibcq.comp_handler)
-		scq->ibcq.comp_handler(&scq->ibcq, scq->ibcq.cq_context);
 }
 
 static void stl_cq_event(struct ib_event *ev, void *ctx)
@@ -217,8 +203,7 @@ static void stl_cq_event(struct ib_event *ev, void *ctx)
 /* Module memory of a CQ of @cqe entries (kmem_quota). */
 static u64 stl_cq_kmem(struct stl_dev *sdev, u32 cqe)
 {
-	return sizeof(struct stl_cq) + ((u64)cqe + 1) * sizeof(struct ib_wc) +
-	       (sdev->rings ? stl_ring_cq_kmem(cqe) : 0);
+	return sizeof(struct stl_cq) + stl_ring_cq_kmem(cqe);
 }
 
 int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -263,25 +248,13 @@ int stl_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	/* The parent may round up: charge what it made. */
 	stl_quota_uncharge(sdev, true, (s64)scq->charged - pcq->cqe);
 	scq->charged = pcq->cqe;
-	scq->ring_size = pcq->cqe + 1;
-	/* Charged to the caller's memory cgroup, like the objects it names. */
-	scq->ring = kvcalloc(scq->ring_size, sizeof(*scq->ring),
-			     GFP_KERNEL_ACCOUNT);
-	if (!scq->ring) {
-		ret = -ENOMEM;
-		goto err_destroy_cq;
-	}
 	scq->pcq = pcq;
 	ibcq->cqe = pcq->cqe;
-	if (sdev->rings) {
-		ret = stl_ring_cq_create(scq, udata);
-		if (ret)
-			goto err_free_ring;
-	}
+	ret = stl_ring_cq_create(scq, udata);
+	if (ret)
+		goto err_destroy_cq;
 	return 0;
 
-err_free_ring:
-	kvfree(scq->ring);
 err_destroy_cq:
 	ib_destroy_cq(pcq);
 err_kmem:
@@ -316,7 +289,6 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 		return ret;
 	}
 	stl_ring_cq_destroy(scq);
-	kvfree(scq->ring);
 	/* No poll can be running: ib_uverbs holds the CQ while it polls. */
 	list_for_each_entry_safe(ref, tmp, &scq->qrefs, entry)
 		kfree(ref);
@@ -327,14 +299,13 @@ int stl_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 }
 
 /**
- * stl_resize_cq() - change the number of entries of a CQ with a ring
+ * stl_resize_cq() - change the number of entries of a CQ
  * @ibcq: the CQ
  * @cqe: entries wanted; at least those the CQ holds now
  * @udata: struct rxe_resize_cq_resp (where the new ring is mapped)
  *
  * The parent CQ is resized first, then the ring; completions waiting in
- * the ring move to the new one in order.  libstellar's CQs have no ring
- * and cannot be resized.
+ * the ring move to the new one in order.
  *
  * Return: 0; -EINVAL for a size out of range or below what the CQ holds,
  * -ENOMEM over the CQE or kmem quota, -EOPNOTSUPP without a ring, or the
@@ -473,143 +444,27 @@ void stl_cq_qref_put(struct stl_cq *scq, struct stl_cq_qref *ref)
  * stl_cq_mark_dying() - stop reading a parent QP's completions
  * @scq: a CQ the QP uses
  * @pqp: the parent QP about to be destroyed
- * @ref: the QP's stub on @scq, which names its completions from now on
  *
  * Context: holds sdev->qp_lifecycle; stl_cq_drain_qp() ends the mark.
  */
-void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp,
-		       struct stl_cq_qref *ref)
+void stl_cq_mark_dying(struct stl_cq *scq, struct ib_qp *pqp)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&scq->lock, flags);
 	scq->dying = pqp;
-	scq->dying_ref = ref;
 	spin_unlock_irqrestore(&scq->lock, flags);
 }
 
-/*
- * The parent's wc_flags as userspace numbers them: GRH only where a GRH
- * sits in the receive buffer (UD), immediate data, invalidation; the
- * kernel-only bits (network header type, SMAC, VLAN) and checksum results
- * Stellar does not offer are cleared.
- */
-static int stl_wc_flags(const struct ib_qp *stub, int flags)
-{
-	int out = 0;
-
-	if ((flags & IB_WC_GRH) && stub->qp_type == IB_QPT_UD)
-		out |= STL_UWC_GRH;
-	if (flags & IB_WC_WITH_IMM)
-		out |= STL_UWC_WITH_IMM;
-	if (flags & IB_WC_WITH_INVALIDATE)
-		out |= STL_UWC_WITH_INV;
-	return out;
-}
-
-/*
- * Parent completion -> virtual, in place: the QP becomes our stub for it,
- * and the parent QP is read only if it is not being destroyed.
- * Context: scq->lock held.
- */
-static void stl_wc_translate(struct stl_cq *scq, struct ib_wc *wc)
-{
-	struct stl_qp *sqp;
-
-	if (wc->qp == scq->dying) {
-		wc->qp = &scq->dying_ref->stub;
-	} else {
-		sqp = wc->qp->qp_context;
-		/* A peer's SEND with Invalidate: see stl_inv.c. */
-		if (wc->opcode & IB_WC_RECV)
-			stl_wc_remote_inv(sqp, wc);
-		else if (READ_ONCE(sqp->spray))
-			spray_wc_fixup(sqp, wc);
-		wc->qp = &(sqp->ibqp.send_cq == &scq->ibcq ?
-			   sqp->sref : sqp->rref)->stub;
-	}
-	wc->wc_flags = stl_wc_flags(wc->qp, wc->wc_flags);
-	wc->port_num = 1;
-}
-
-/* Poll up to @num parent completions into @wc, translated; returns count. */
-static int stl_cq_poll_parent(struct stl_cq *scq, int num, struct ib_wc *wc)
-{
-	int got, i;
-
-	got = ib_poll_cq(scq->pcq, num, wc);
-	for (i = 0; i < got; i++)
-		stl_wc_translate(scq, &wc[i]);
-	return got;
-}
-
-static void stl_ring_push(struct stl_cq *scq, const struct ib_wc *wc)
-{
-	u32 tail = (scq->ring_head + scq->ring_count) % scq->ring_size;
-
-	lockdep_assert_held(&scq->lock);
-	scq->ring[tail] = *wc;
-	scq->ring_count++;
-}
-
-/*
- * Take out of the ring the entries named by @stub, then move every
- * completion still in the parent CQ into the ring, translated, except
- * those of parent QP @pqp (compared by address, never dereferenced).
- * NULL for either keeps all.  The ring is as large as the parent CQ: it
- * only fills up if the user lets more completions pile up than the CQ
- * holds (an overrun), and then says so.  Returns the entries dropped.
- * Context: scq->lock held.
- */
-static u32 stl_cq_sift(struct stl_cq *scq, const struct ib_qp *stub,
-		       const struct ib_qp *pqp)
-{
-	struct ib_wc wc[STL_POLL_BATCH];
-	u32 i, n = stub ? scq->ring_count : 0, kept = 0, dropped = 0;
-	int got;
-
-	lockdep_assert_held(&scq->lock);
-	for (i = 0; i < n; i++) {
-		struct ib_wc *e = &scq->ring[(scq->ring_head + i) %
-					     scq->ring_size];
-
-		if (e->qp == stub) {
-			dropped++;
-			continue;
-		}
-		scq->ring[(scq->ring_head + kept) % scq->ring_size] = *e;
-		kept++;
-	}
-	if (stub)
-		scq->ring_count = kept;
-	do {
-		got = ib_poll_cq(scq->pcq, STL_POLL_BATCH, wc);
-		for (i = 0; got > 0 && i < got; i++) {
-			if (pqp && wc[i].qp == pqp) {
-				dropped++;
-				continue;
-			}
-			stl_wc_translate(scq, &wc[i]);
-			if (scq->ring_count < scq->ring_size)
-				stl_ring_push(scq, &wc[i]);
-			else
-				ibdev_warn_ratelimited(scq->ibcq.device,
-						       "CQ overrun: completion of QP %u dropped\n",
-						       wc[i].qp->qp_num);
-		}
-	} while (got == STL_POLL_BATCH);
-	return dropped;
-}
-
 /**
- * stl_cq_drain_qp() - take a destroyed parent QP's completions out of a CQ
+ * stl_cq_drain_qp() - end a parent QP's destroy on a CQ
  * @scq: a CQ the QP used, marked by stl_cq_mark_dying()
  * @destroyed: the parent destroyed the QP; false if it refused to, and the
  *	QP lives on with its completions
  *
- * Moves every completion still in the parent CQ into the ring, translated,
- * except those of a destroyed dying QP, drops that QP's entries already in
- * the ring (stl_cq_sift()), and ends the mark.
+ * Fills the ring with the completions still in the parent CQ: those of a
+ * destroyed dying QP are dropped (stl_ring_cq_fill()); the mark ends first
+ * for a QP the parent kept, so its completions stay.
  *
  * Context: holds sdev->qp_lifecycle, so no parent QP of this device is
  * created (and cannot reuse the dying QP's address) while this runs.
@@ -618,98 +473,22 @@ void stl_cq_drain_qp(struct stl_cq *scq, bool destroyed)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&scq->lock, flags);
-	/* Still marked dying: its entries are named by dying_ref. */
 	if (destroyed)
-		stl_cq_sift(scq, &scq->dying_ref->stub, scq->dying);
-	else
-		stl_cq_sift(scq, NULL, NULL);
-	scq->dying = NULL;
-	scq->dying_ref = NULL;
-	spin_unlock_irqrestore(&scq->lock, flags);
-}
-
-/**
- * stl_cq_clean_qp() - drop a reset QP's completions from a CQ
- * @scq: a CQ the QP uses (no ring mapped)
- * @sqp: the QP, just moved to RESET at the parent
- *
- * As hardware providers do on a QP reset (libmlx5 cleans its CQs): the
- * completions of the QP's old work (flushes, errors) that the user has not
- * polled are dropped, so the QP starts again with a clean slate.  Other
- * QPs' completions move from the parent CQ into the ring, in order.  The
- * parent generates no completion for the reset QP's old work after its
- * modify to RESET returned.
- */
-void stl_cq_clean_qp(struct stl_cq *scq, struct stl_qp *sqp)
-{
-	struct ib_qp *stub = &(sqp->ibqp.send_cq == &scq->ibcq ?
-			       sqp->sref : sqp->rref)->stub;
-	unsigned long flags;
-	u32 dropped;
-
+		stl_ring_cq_fill(scq);
 	spin_lock_irqsave(&scq->lock, flags);
-	dropped = stl_cq_sift(scq, stub, sqp->pqp);
+	scq->dying = NULL;
 	spin_unlock_irqrestore(&scq->lock, flags);
-	if (dropped)
-		stl_dbg(to_stl_dev(scq->ibcq.device),
-			"QP %u reset: %u completions dropped from CQ %u\n",
-			sqp->ibqp.qp_num, dropped, scq->ibcq.res.id);
+	if (!destroyed)
+		stl_ring_cq_fill(scq);
 }
 
+/* A CQ's completions are in its ring, polled in the process's memory. */
 int stl_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
-	struct stl_cq *scq = to_stl_cq(ibcq);
-	struct stl_dev *sdev = to_stl_dev(ibcq->device);
-	unsigned long flags;
-	int done = 0, got;
-
-	/* A CQ with a ring is polled by the process, in its own memory. */
-	if (scq->uring.hdr)
-		return -EINVAL;
-	spin_lock_irqsave(&scq->lock, flags);
-	while (scq->ring_count && done < num) {
-		wc[done++] = scq->ring[scq->ring_head];
-		scq->ring_head = (scq->ring_head + 1) % scq->ring_size;
-		scq->ring_count--;
-	}
-	if (done < num) {
-		got = stl_cq_poll_parent(scq, num - done, wc + done);
-		if (got > 0)
-			done += got;
-	}
-	spin_unlock_irqrestore(&scq->lock, flags);
-
-	if (done)
-		stl_count(sdev, STL_CNT_COMPLETIONS, done);
-	return done;
+	return -EINVAL;
 }
 
 int stl_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
-	struct stl_cq *scq = to_stl_cq(ibcq);
-	unsigned long irqflags;
-	bool pending;
-	int ret;
-
-	if (scq->uring.hdr)
-		return stl_ring_cq_notify(scq, flags);
-	ret = ib_req_notify_cq(scq->pcq, flags);
-	if (ret < 0)
-		return ret;
-
-	spin_lock_irqsave(&scq->lock, irqflags);
-	pending = scq->ring_count;
-	spin_unlock_irqrestore(&scq->lock, irqflags);
-	/*
-	 * Completions already moved to the ring will not raise a parent event:
-	 * report them as missed, and wake a waiting user (who cannot ask for
-	 * missed events through the legacy command).
-	 */
-	if (pending) {
-		if (flags & IB_CQ_REPORT_MISSED_EVENTS)
-			return 1;
-		stl_cq_comp(scq->pcq, scq);
-	}
-	return ret;
+	return stl_ring_cq_notify(to_stl_cq(ibcq), flags);
 }

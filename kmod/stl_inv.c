@@ -115,7 +115,7 @@ static bool stl_remote_inv(struct stl_qp *sqp, u32 rkey)
 	struct stl_inv_key *k;
 	unsigned long flags;
 
-	if (sdev->rings && stl_mw_remote_invalidated(sdev, sqp->ibqp.pd, rkey))
+	if (stl_mw_remote_invalidated(sdev, sqp->ibqp.pd, rkey))
 		return true;
 	stl_count(sdev, STL_CNT_REMOTE_INV_REFUSED, 1);
 	ibdev_warn_ratelimited(&sdev->ibdev,

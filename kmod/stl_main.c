@@ -267,7 +267,6 @@ static int stl_dev_init(struct stl_dev *sdev)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
 	static atomic_t stl_instances = ATOMIC_INIT(0);
-	int ret;
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
@@ -282,20 +281,14 @@ static int stl_dev_init(struct stl_dev *sdev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &stl_dev_ops);
-	if (sdev->rings) {
-		/*
-		 * The rxe user ABI, and rxe's driver id: librxe tags every
-		 * ioctl with it and ib_uverbs refuses any other.  No
-		 * ib_device_set_netdev(): rdma_rxe finds its own devices by
-		 * (netdev, RDMA_DRIVER_RXE) and takes them for struct rxe_dev;
-		 * the netdev is reported by ops.get_netdev instead.
-		 */
-		ib_set_device_ops(ibdev, &stl_ring_dev_ops);
-	} else {
-		ret = ib_device_set_netdev(ibdev, sdev->ndev, 1);
-		if (ret)
-			return ret;
-	}
+	/*
+	 * The rxe user ABI, and rxe's driver id: librxe tags every ioctl
+	 * with it and ib_uverbs refuses any other.  No ib_device_set_netdev():
+	 * rdma_rxe finds its own devices by (netdev, RDMA_DRIVER_RXE) and
+	 * takes them for struct rxe_dev; the netdev is reported by
+	 * ops.get_netdev instead.
+	 */
+	ib_set_device_ops(ibdev, &stl_ring_dev_ops);
 
 	/* Events before registration are dropped by stl_port_event(). */
 	INIT_IB_EVENT_HANDLER(&sdev->event_handler, sdev->pdev, stl_port_event);
@@ -547,11 +540,6 @@ static int stl_create(const char *name, const struct stl_want *want)
 	spin_lock_init(&sdev->rate_lock);
 	stl_ring_dev_init(sdev);
 	stl_cq_graves_init(sdev);
-	/*
-	 * Every device speaks the rxe user ABI (stl_ring.c): one data path,
-	 * driven by libstellar or by any release's own librxe.
-	 */
-	sdev->rings = true;
 	mutex_init(&sdev->qp_lifecycle);
 	/*
 	 * A ring device's QPs start with one path: the stock provider's

@@ -593,7 +593,7 @@ struct ib_mr *stl_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	/* Windows exist on devices with rings (stl_mw.c). */
 	ret = stl_mr_check_args(sdev, access,
-				sdev->rings ? IB_ACCESS_MW_BIND : 0, udata,
+				IB_ACCESS_MW_BIND, udata,
 				start, length, virt_addr);
 	if (ret)
 		return ERR_PTR(ret);
@@ -673,91 +673,31 @@ err_count:
 	return ERR_PTR(ret);
 }
 
-#define STL_MR_WRITABLE \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
-
-/*
- * New access flags for @smr in place, keys kept: the parent MR invalidated
- * and registered again with them.  -EAGAIN if the pages were pinned
- * read-only and the new flags write (the caller makes a new MR).  If the
- * second registration fails the old flags are tried again.
- */
-static int stl_mr_change_access(struct stl_dev *sdev, struct stl_mr *smr,
-				int access)
-{
-	int ret;
-
-	if ((access & STL_MR_WRITABLE) && !(smr->access & STL_MR_WRITABLE))
-		return -EAGAIN;
-	mutex_lock(&sdev->mw_lock);
-	ret = stl_fmr_invalidate(sdev, smr->pd, smr->fmr);
-	if (!ret) {
-		ret = stl_fmr_register(sdev, smr->pd, smr->fmr, access);
-		if (ret && stl_fmr_register(sdev, smr->pd, smr->fmr,
-					    smr->access))
-			ibdev_warn_ratelimited(&sdev->ibdev,
-					       "MR 0x%x lost its registration in a rereg\n",
-					       smr->ibmr.lkey);
-	}
-	if (!ret)
-		WRITE_ONCE(smr->access, access);
-	mutex_unlock(&sdev->mw_lock);
-	return ret;
-}
-
 /**
- * stl_rereg_user_mr() - give an MR other memory, access or PD (ibv_rereg_mr)
+ * stl_rereg_user_mr() - ibv_rereg_mr: not offered
  * @ibmr: the MR
- * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD and IB_MR_REREG_ACCESS
- * @start: with IB_MR_REREG_TRANS, the new user address
- * @length: with IB_MR_REREG_TRANS, the new length
- * @virt_addr: with IB_MR_REREG_TRANS, the new iova
- * @access: with IB_MR_REREG_ACCESS, the new access flags
- * @pd: the MR's PD from now on (the core passes the old one if unchanged)
- * @udata: the command's driver data: none
+ * @flags: IB_MR_REREG_* (unused)
+ * @start: unused
+ * @length: unused
+ * @virt_addr: unused
+ * @access: unused
+ * @pd: unused
+ * @udata: unused
  *
- * New access flags alone are applied in place and the keys stay (unless
- * pages pinned read-only must now be written).  Otherwise Stellar
- * registers a new MR, with new keys, from what changes and what stays
- * (the same checks, quotas and pinning as stl_reg_user_mr()); the core
- * then puts it in the old one's place and deregisters the old one.  Until
- * then the old MR works unchanged, and if the new one cannot be made it
- * stays as it was.  For a moment both are charged: at the MR or kmem quota
- * such a rereg fails with -ENOMEM.  A dma-buf MR, and MRs of devices with
- * rings (windows may be bound to them; librxe has no rereg either), are
- * -EOPNOTSUPP.
+ * Windows may be bound to an MR, and librxe, which drives these devices
+ * as it drives rxe, has no rereg either: a new registration does it.
  *
- * Return: NULL (changed in place), the new MR, or ERR_PTR(-errno).
+ * Return: ERR_PTR(-EOPNOTSUPP).
  */
 struct ib_mr *stl_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				u64 length, u64 virt_addr, int access,
 				struct ib_pd *pd, struct ib_udata *udata)
 {
-	struct stl_dev *sdev = to_stl_dev(ibmr->device);
 	struct stl_mr *smr = to_stl_mr(ibmr);
-	int ret;
 
-	if (sdev->rings || smr->dmabuf) {
-		stl_dbg(sdev, "rereg of MR 0x%x: not supported (%s)\n",
-			ibmr->lkey, smr->dmabuf ? "dma-buf" : "device with rings");
-		return ERR_PTR(-EOPNOTSUPP);
-	}
-	if (!(flags & IB_MR_REREG_TRANS)) {
-		start = smr->start;
-		length = smr->length;
-		virt_addr = smr->iova;
-	}
-	if (!(flags & IB_MR_REREG_ACCESS))
-		access = smr->access;
-	if (!(flags & (IB_MR_REREG_TRANS | IB_MR_REREG_PD))) {
-		ret = stl_mr_check_args(sdev, access, 0, udata, start, length,
-					virt_addr);
-		if (!ret)
-			ret = stl_mr_change_access(sdev, smr, access);
-		if (ret != -EAGAIN)
-			return ret ? ERR_PTR(ret) : NULL;
-	}
-	return stl_reg_user_mr(pd, start, length, virt_addr, access, udata);
+	stl_dbg(to_stl_dev(ibmr->device), "rereg of MR 0x%x: not supported%s\n",
+		ibmr->lkey, smr->dmabuf ? " (dma-buf)" : "");
+	return ERR_PTR(-EOPNOTSUPP);
 }
 
 /**

@@ -2,21 +2,17 @@
 /*
  * Stellar: posting work requests.
  *
- * Work requests arrive from ib_uverbs with user addresses and the lkeys that
- * Stellar handed out (the parent MRs' keys).  Nothing reaches the parent
- * before every local SGE was found in this device's MR table, in the QP's
- * PD, inside the MR and with the access the operation needs: the parent PD
- * also holds kernel-owned keys that a user must never name.  Inline data is
- * copied in from user memory, because a parent kernel QP reads inline SGEs
- * as kernel pointers.
- *
- * A list of work requests is checked whole before any of it is posted: one
- * that fails the checks is refused with -EINVAL and *bad_wr pointing at it,
- * and nothing of the list reaches the parent.  A UD work request naming a
- * controlled Q_Key (MSB set) from an unprivileged user is sent with the
- * QP's own Q_Key instead (IBTA 10.2.5, as mlx5 hardware does).  If the
- * parent refuses a request (its queue is full: -ENOMEM), the ones before it
- * stay posted and *bad_wr points at it, as with any verbs device.
+ * A process writes its work requests into the rings it maps (stl_ring.c);
+ * POST_SEND, POST_RECV and POST_SRQ_RECV with no request are its
+ * doorbells.  Each request is copied out of the ring into the module's
+ * memory and checked here before the parent sees it: every local SGE must
+ * be found in this device's MR table, in the QP's PD, inside the MR and
+ * with the access the operation needs (the parent PD also holds
+ * kernel-owned keys that a user must never name).  Inline data is handed
+ * to the parent from the module's copy, because a parent kernel QP reads
+ * inline SGEs as kernel pointers.  A UD work request naming a controlled
+ * Q_Key (MSB set) from an unprivileged user is sent with the QP's own
+ * Q_Key instead (IBTA 10.2.5, as mlx5 hardware does).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -79,28 +75,6 @@ int stl_check_sges(struct stl_dev *sdev, struct stl_pd *spd,
 	return ret;
 }
 
-/* Copy the user's inline SGEs into @buf; returns the length or -errno. */
-static int stl_copy_inline(struct stl_qp *sqp, const struct ib_send_wr *wr,
-			   u8 *buf)
-{
-	u32 len = 0;
-	int i;
-
-	if (wr->num_sge < 0 || wr->num_sge > sqp->max_send_sge)
-		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++) {
-		const struct ib_sge *sge = &wr->sg_list[i];
-
-		if (sge->length > sqp->max_inline - len)
-			return -EINVAL;
-		if (copy_from_user(buf + len, u64_to_user_ptr(sge->addr),
-				   sge->length))
-			return -EFAULT;
-		len += sge->length;
-	}
-	return len;
-}
-
 /*
  * A software parent (rxe) defers a kernel QP's send processing to a tasklet;
  * raised from process context, that would wake ksoftirqd, which then
@@ -149,8 +123,7 @@ int stl_parent_post_srq_recv(struct ib_srq *psrq, const struct ib_recv_wr *wr,
  * @sqp: the QP it is posted to
  * @wr: the request (SGEs with user addresses)
  * @b: where the parent's request is built
- * @kinline: inline data already in kernel memory (a send ring entry), or
- *	NULL to copy it from the user addresses of @wr's SGEs
+ * @kinline: the inline data, in kernel memory (copied out of the send ring)
  * @kinline_len: bytes at @kinline
  *
  * Return: 0, or -errno: the request is refused.
@@ -160,7 +133,7 @@ int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
 		  const u8 *kinline, u32 kinline_len)
 {
 	struct stl_pd *spd = to_stl_pd(sqp->ibqp.pd);
-	int need = 0, ret;
+	int need = 0;
 
 	/* Nothing but the public flags may reach the parent's kernel QP. */
 	if (wr->send_flags & ~(IB_SEND_FENCE | IB_SEND_SIGNALED |
@@ -219,21 +192,14 @@ int stl_prep_send(struct stl_dev *sdev, struct stl_qp *sqp,
 	if (wr->send_flags & IB_SEND_INLINE) {
 		if (need)
 			return -EINVAL;
-		if (kinline) {
-			if (kinline_len > sqp->max_inline)
-				return -EINVAL;
-			memcpy(b->inline_data, kinline, kinline_len);
-			ret = kinline_len;
-		} else {
-			ret = stl_copy_inline(sqp, wr, b->inline_data);
-		}
-		if (ret < 0)
-			return ret;
+		if (kinline_len > sqp->max_inline)
+			return -EINVAL;
+		memcpy(b->inline_data, kinline, kinline_len);
 		b->inline_sge.addr = (uintptr_t)b->inline_data;
-		b->inline_sge.length = ret;
+		b->inline_sge.length = kinline_len;
 		b->inline_sge.lkey = 0;
 		b->wr.send.sg_list = &b->inline_sge;
-		b->wr.send.num_sge = ret ? 1 : 0;
+		b->wr.send.num_sge = kinline_len ? 1 : 0;
 		return 0;
 	}
 	return stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge,
@@ -256,186 +222,28 @@ u64 stl_wr_bytes(const struct ib_send_wr *wr)
 	return n;
 }
 
-static void stl_refused(struct stl_dev *sdev, struct stl_qp *sqp, int n,
-			int ret, const char *what)
-{
-	stl_count(sdev, STL_CNT_BAD_WRS, 1);
-	stl_dbg(sdev, "QP %u: %s WR %d of the list refused (%d), none posted\n",
-		sqp->ibqp.qp_num, what, n, ret);
-}
-
+/* The send ring's doorbell: a POST_SEND with no request. */
 int stl_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		  const struct ib_send_wr **bad_wr)
 {
-	struct stl_dev *sdev = to_stl_dev(ibqp->device);
-	struct stl_qp *sqp = to_stl_qp(ibqp);
-	const struct ib_send_wr *w, *bad;
-	struct stl_send_buf buf, *b = &buf;
-	u64 waited = 0;
-	int ret = 0, n;
-
-	/* A QP with rings: the doorbell, a POST_SEND with no request. */
-	if (sdev->rings) {
-		if (!wr)
-			return stl_ring_doorbell(sqp);
+	if (wr) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	/* The whole list first: a refused request means none is posted. */
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_prep_send(sdev, sqp, w, b, NULL, 0);
-		if (ret) {
-			*bad_wr = w;
-			stl_refused(sdev, sqp, n, ret, "send");
-			return ret;
-		}
-	}
-	/*
-	 * Checked again as posted (the user may deregister an MR or unmap
-	 * inline data meanwhile; that is the user's own race).
-	 */
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_prep_send(sdev, sqp, w, b, NULL, 0);
-		if (ret) {
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			break;
-		}
-		/* Over the device's rate cap, the caller waits. */
-		ret = stl_rate_wait_send(sdev, &b->wr.send, &waited);
-		if (ret)
-			break;
-		/* A QP with paths: through its queue (spray/). */
-		ret = sqp->spray ? spray_post_send(sqp, b) : 1;
-		if (ret == 1)
-			ret = stl_parent_post_send(sqp->pqp, &b->wr.send, &bad);
-		if (ret) {
-			/* The parent's queue is full: not a refused request. */
-			stl_dbg(sdev, "QP %u: parent post_send: %d\n",
-				ibqp->qp_num, ret);
-			break;
-		}
-	}
-	if (ret)
-		*bad_wr = w;
-	stl_count(sdev, STL_CNT_SEND_WRS, n);
-	return ret;
+	return stl_ring_doorbell(to_stl_qp(ibqp));
 }
 
 /*
- * Receive @wr as it goes to the parent, in @pwr.  Hardware checks a
- * receive's keys when a message arrives for it, so a receive naming an MR
- * of another PD is taken and the message fails (the sender gets a remote
- * operation error).  Stellar posts such a receive over the PD's trap key,
- * which grants no access to anything: the parent fails the message as
- * hardware would, and no key of the user's reaches the parent unchecked.
- * Any other refused SGE refuses the request.  Returns 0 or -EINVAL.
+ * The receive ring's doorbell: a POST_RECV with no request asks for the
+ * ring to be taken now.  A QP on an SRQ has no receive queue.
  */
-static int stl_recv_wr(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
-		       const struct ib_recv_wr *wr, struct ib_recv_wr *pwr,
-		       struct ib_sge *trap_sge)
-{
-	u32 len = 0;
-	int ret, i;
-
-	*pwr = *wr;
-	pwr->next = NULL;
-	ret = stl_check_sges(sdev, spd, wr->sg_list, wr->num_sge, max_sge,
-			     IB_ACCESS_LOCAL_WRITE);
-	/* Refused for its PD alone: fine when any PD of the device will do. */
-	if (!ret || !spd->trap ||
-	    stl_check_sges(sdev, NULL, wr->sg_list, wr->num_sge, max_sge,
-			   IB_ACCESS_LOCAL_WRITE))
-		return ret;
-	for (i = 0; i < wr->num_sge; i++)
-		len += wr->sg_list[i].length;	/* <= STL_MAX_MSG_SIZE: checked */
-	*trap_sge = (struct ib_sge){ .length = len, .lkey = spd->trap->lkey };
-	pwr->sg_list = trap_sge;
-	pwr->num_sge = 1;
-	return 0;
-}
-
-/**
- * stl_post_recv_list() - check a list of receives whole, then post it
- * @sdev: the device
- * @spd: the PD of the QP or SRQ
- * @max_sge: its max_sge
- * @pqp: the parent QP to post to, or NULL for @psrq
- * @psrq: the parent SRQ to post to (with @pqp NULL)
- * @wr: the list
- * @bad_wr: set to the request that was refused or not posted
- *
- * Every request is checked (lkeys of @spd, bounds, local write, SGE count)
- * before any is posted: one that fails refuses the list, nothing posted.
- * One that fails only for naming MRs of another PD is taken, and fails
- * when a message arrives for it (stl_recv_wr()).
- * Each is checked again as it is posted (an MR may have gone since).
- *
- * Return: 0, -EINVAL for a refused list, or the parent's error (its queue
- * is full: the requests before @bad_wr stay posted).
- */
-int stl_post_recv_list(struct stl_dev *sdev, struct stl_pd *spd, u32 max_sge,
-		       struct ib_qp *pqp, struct ib_srq *psrq,
-		       const struct ib_recv_wr *wr,
-		       const struct ib_recv_wr **bad_wr)
-{
-	const struct ib_recv_wr *w, *bad;
-	struct ib_recv_wr pwr;
-	struct ib_sge trap_sge;
-	int ret = 0, n;
-
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_recv_wr(sdev, spd, max_sge, w, &pwr, &trap_sge);
-		if (ret) {
-			*bad_wr = w;
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			stl_dbg(sdev, "parent %s %u: receive WR %d of the list refused (%d), none posted\n",
-				pqp ? "QP" : "SRQ", pqp ? pqp->qp_num : psrq->res.id,
-				n, ret);
-			return ret;
-		}
-	}
-	for (w = wr, n = 0; w; w = w->next, n++) {
-		ret = stl_recv_wr(sdev, spd, max_sge, w, &pwr, &trap_sge);
-		if (ret) {
-			stl_count(sdev, STL_CNT_BAD_WRS, 1);
-			break;
-		}
-		if (pwr.sg_list == &trap_sge)
-			stl_dbg(sdev, "receive WR %d names an MR of another PD: posted over the trap key\n",
-				n);
-		ret = pqp ? stl_parent_post_recv(pqp, &pwr, &bad) :
-			    stl_parent_post_srq_recv(psrq, &pwr, &bad);
-		if (ret) {
-			/* The parent's queue is full: not a refused request. */
-			stl_dbg(sdev, "parent post_recv: %d\n", ret);
-			break;
-		}
-	}
-	if (ret)
-		*bad_wr = w;
-	stl_count(sdev, STL_CNT_RECV_WRS, n);
-	return ret;
-}
-
 int stl_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		  const struct ib_recv_wr **bad_wr)
 {
-	struct stl_dev *sdev = to_stl_dev(ibqp->device);
-	struct stl_qp *sqp = to_stl_qp(ibqp);
-
-	/*
-	 * A QP with rings takes receives from its ring only: a POST_RECV with
-	 * no request asks for the ring to be taken now.  One on an SRQ has no
-	 * receive queue.
-	 */
-	if (sdev->rings && !wr && !ibqp->srq) {
-		stl_ring_rq_doorbell(sqp);
-		return 0;
-	}
-	if (sdev->rings || ibqp->srq) {
+	if (wr || ibqp->srq) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return stl_post_recv_list(sdev, to_stl_pd(ibqp->pd), sqp->max_recv_sge,
-				  sqp->pqp, NULL, wr, bad_wr);
+	stl_ring_rq_doorbell(to_stl_qp(ibqp));
+	return 0;
 }

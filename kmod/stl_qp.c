@@ -114,9 +114,8 @@ static u64 stl_qp_kmem(struct stl_dev *sdev, const struct ib_qp_init_attr *init)
 	return sizeof(struct stl_qp) + 2 * sizeof(struct stl_cq_qref) +
 	       (init->qp_type == IB_QPT_RC &&
 		READ_ONCE(sdev->spray_paths) > 1 ? spray_qp_kmem() : 0) +
-	       (sdev->rings ?
-		stl_ring_qp_kmem(init, min_t(u32, init->cap.max_inline_data,
-					     STELLAR_MAX_INLINE_DATA)) : 0);
+	       stl_ring_qp_kmem(init, min_t(u32, init->cap.max_inline_data,
+					    STELLAR_MAX_INLINE_DATA));
 }
 
 int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -173,18 +172,16 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	pinit.cap = init->cap;
 	if (init->srq)
 		pinit.srq = to_stl_srq(init->srq)->psrq;
-	if (sdev->rings) {
-		/* Rings of 2^n entries hold 2^n - 1: the parent as many. */
-		pinit.cap.max_send_wr =
-			roundup_pow_of_two(init->cap.max_send_wr + 1) - 1;
-		if (!init->srq)
-			pinit.cap.max_recv_wr =
-				roundup_pow_of_two(init->cap.max_recv_wr + 1) - 1;
-		if (pinit.cap.max_send_wr > sdev->pdev->attrs.max_qp_wr ||
-		    pinit.cap.max_recv_wr > sdev->pdev->attrs.max_qp_wr) {
-			ret = -EINVAL;
-			goto err_refs;
-		}
+	/* Rings of 2^n entries hold 2^n - 1: the parent as many. */
+	pinit.cap.max_send_wr =
+		roundup_pow_of_two(init->cap.max_send_wr + 1) - 1;
+	if (!init->srq)
+		pinit.cap.max_recv_wr =
+			roundup_pow_of_two(init->cap.max_recv_wr + 1) - 1;
+	if (pinit.cap.max_send_wr > sdev->pdev->attrs.max_qp_wr ||
+	    pinit.cap.max_recv_wr > sdev->pdev->attrs.max_qp_wr) {
+		ret = -EINVAL;
+		goto err_refs;
 	}
 	pinit.sq_sig_type = init->sq_sig_type;
 	pinit.qp_type = init->qp_type;
@@ -219,21 +216,19 @@ int stl_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ret = spray_qp_create(sqp, sdev, init->cap.max_send_wr);
 	if (ret)
 		goto err_destroy;
-	if (sdev->rings) {
-		ret = stl_ring_qp_create(sqp, init, udata);
-		if (ret) {
-			spray_qp_destroy(sqp);
-			goto err_destroy;
-		}
+	ret = stl_ring_qp_create(sqp, init, udata);
+	if (ret) {
+		spray_qp_destroy(sqp);
+		goto err_destroy;
 	}
 	return 0;
 
 err_destroy:
 	/* No completion can name it yet: nothing was posted. */
 	mutex_lock(&sdev->qp_lifecycle);
-	stl_cq_mark_dying(scq, pqp, sqp->sref);
+	stl_cq_mark_dying(scq, pqp);
 	if (rcq != scq)
-		stl_cq_mark_dying(rcq, pqp, sqp->rref);
+		stl_cq_mark_dying(rcq, pqp);
 	stl_parent_qp_destroy(sdev, pqp);
 	stl_cq_drain_qp(scq, true);
 	if (rcq != scq)
@@ -296,17 +291,10 @@ int stl_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	ret = ib_modify_qp(sqp->pqp, &pattr, mask);
 	if (!ret && (mask & IB_QP_QKEY))
 		WRITE_ONCE(sqp->qkey, attr->qkey);
-	if (!ret && sdev->rings)
+	if (!ret)
 		stl_ring_qp_modified(sqp, attr, mask);
 	if (!ret)
 		spray_qp_modified(sqp, attr, &pattr, mask);
-	/* Reset: its unpolled completions go (libstellar devices). */
-	if (!ret && !sdev->rings && (mask & IB_QP_STATE) &&
-	    attr->qp_state == IB_QPS_RESET) {
-		stl_cq_clean_qp(to_stl_cq(ibqp->send_cq), sqp);
-		if (ibqp->recv_cq != ibqp->send_cq)
-			stl_cq_clean_qp(to_stl_cq(ibqp->recv_cq), sqp);
-	}
 	mutex_unlock(&sqp->modify_lock);
 	if (mask & IB_QP_AV)
 		rdma_destroy_ah_attr(&pattr.ah_attr);
@@ -351,21 +339,17 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * Its paths first: their exchange names QP 0.  The send ring's pull
 	 * posts through them: not while they go (sq.mutex).
 	 */
-	if (sdev->rings) {
-		stl_ring_qp_unlist(sqp);
-		mutex_lock(&sqp->sq.mutex);
-	}
+	stl_ring_qp_unlist(sqp);
+	mutex_lock(&sqp->sq.mutex);
 	spray_qp_destroy(sqp);
-	if (sdev->rings)
-		mutex_unlock(&sqp->sq.mutex);
+	mutex_unlock(&sqp->sq.mutex);
 	mutex_lock(&sdev->qp_lifecycle);
 	/* From here on, pollers name its completions without reading it. */
-	stl_cq_mark_dying(scq, sqp->pqp, sqp->sref);
+	stl_cq_mark_dying(scq, sqp->pqp);
 	if (rcq != scq)
-		stl_cq_mark_dying(rcq, sqp->pqp, sqp->rref);
+		stl_cq_mark_dying(rcq, sqp->pqp);
 	/* Its work reads the parent QP: not any more (no completion queues it). */
-	if (sdev->rings)
-		cancel_work_sync(&sqp->work);
+	cancel_work_sync(&sqp->work);
 	ret = stl_parent_qp_destroy(sdev, sqp->pqp);
 	if (ret)
 		ibdev_err_ratelimited(&sdev->ibdev,
@@ -378,8 +362,7 @@ int stl_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_unlock(&sdev->qp_lifecycle);
 	if (ret)
 		return ret;
-	if (sdev->rings)
-		stl_ring_qp_destroy(sqp);
+	stl_ring_qp_destroy(sqp);
 	stl_cq_qref_put(scq, sqp->sref);
 	if (rcq != scq)
 		stl_cq_qref_put(rcq, sqp->rref);

@@ -2,9 +2,10 @@
 /*
  * Stellar: queues mapped into the process, in the rxe user ABI.
  *
- * A device with rings (its name starts with "rxe", see stl_main.c) is
- * driven by the rxe provider every rdma-core ships (librxe).  Its CQs, send
- * queues and receive queues are rings of the layout librxe maps
+ * Every Stellar device is driven through rings: by the rxe provider every
+ * rdma-core ships (librxe) when its name starts with "rxe" (see
+ * stl_main.c), by libstellar otherwise.  Its CQs, send queues and receive
+ * queues are rings of the layout librxe maps
  * (<rdma/rdma_user_rxe.h> entries behind a header of two indices), in
  * vmalloc memory the process maps through the uverbs file:
  *

@@ -3,11 +3,10 @@
  * Stellar: shared receive queues.
  *
  * A virtual SRQ is a parent kernel SRQ in the virtual PD's parent PD.  QPs
- * created on it get the parent SRQ.  On a device with rings the process
- * fills a ring and Stellar takes its entries (stl_ring.c); libstellar posts
- * with the POST_SRQ_RECV command (stl_post_srq_recv()).  Either way each
- * entry is checked (lkeys of this PD, bounds, access) before the parent
- * sees it.  The parent's limit event is passed on.
+ * created on it get the parent SRQ.  The process fills a ring and Stellar
+ * takes its entries (stl_ring.c; POST_SRQ_RECV with no request is the
+ * doorbell, stl_post_srq_recv()).  Each entry is checked (lkeys of this
+ * PD, bounds, access) before the parent sees it.  The parent's limit event is passed on.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -67,24 +66,21 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	pinit.srq_context = ssrq;
 	pinit.srq_type = IB_SRQT_BASIC;
 	pinit.attr = init->attr;
-	if (sdev->rings) {
-		/* A ring of 2^n entries holds 2^n - 1: the parent as many. */
-		pinit.attr.max_wr =
-			roundup_pow_of_two(init->attr.max_wr + 1) - 1;
-		if (pinit.attr.max_wr > pa->max_srq_wr ||
-		    pinit.attr.max_wr >= STL_RING_MAX_ENTRIES) {
-			ret = -EINVAL;
-			goto err_count;
-		}
+	/* A ring of 2^n entries holds 2^n - 1: the parent as many. */
+	pinit.attr.max_wr =
+		roundup_pow_of_two(init->attr.max_wr + 1) - 1;
+	if (pinit.attr.max_wr > pa->max_srq_wr ||
+	    pinit.attr.max_wr >= STL_RING_MAX_ENTRIES) {
+		ret = -EINVAL;
+		goto err_count;
 	}
 	ssrq->charged = pinit.attr.max_wr;
 	ret = stl_quota_charge(sdev, false, ssrq->charged);
 	if (ret)
 		goto err_count;
 	ssrq->kmem = sizeof(*ssrq);
-	if (sdev->rings)
-		ssrq->kmem += stl_ring_srq_kmem(pinit.attr.max_wr,
-						pinit.attr.max_sge);
+	ssrq->kmem += stl_ring_srq_kmem(pinit.attr.max_wr,
+					pinit.attr.max_sge);
 	ret = stl_kmem_charge(sdev, ssrq->kmem);
 	if (ret)
 		goto err_charge;
@@ -102,11 +98,9 @@ int stl_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	ssrq->max_sge = pinit.attr.max_sge;
 	init->attr.max_wr = pinit.attr.max_wr;
 	init->attr.max_sge = pinit.attr.max_sge;
-	if (sdev->rings) {
-		ret = stl_ring_srq_create(ssrq, init, udata);
-		if (ret)
-			goto err_destroy;
-	}
+	ret = stl_ring_srq_create(ssrq, init, udata);
+	if (ret)
+		goto err_destroy;
 	return 0;
 
 err_destroy:
@@ -172,8 +166,7 @@ int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct stl_srq *ssrq = to_stl_srq(ibsrq);
 	int ret;
 
-	if (sdev->rings)
-		stl_ring_srq_destroy(ssrq);
+	stl_ring_srq_destroy(ssrq);
 	/* No QP uses it any more: the core counts them. */
 	ret = ib_destroy_srq_user(ssrq->psrq, NULL);
 	if (ret) {
@@ -182,8 +175,7 @@ int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 				      "parent SRQ destroy failed: %d\n", ret);
 		return ret;
 	}
-	if (sdev->rings)
-		stl_ring_srq_free(ssrq);
+	stl_ring_srq_free(ssrq);
 	stl_quota_uncharge(sdev, false, ssrq->charged);
 	stl_kmem_uncharge(sdev, ssrq->kmem);
 	stl_obj_uncharge(sdev, STL_OBJ_SRQ);
@@ -191,33 +183,22 @@ int stl_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 }
 
 /**
- * stl_post_srq_recv() - post receive requests to an SRQ (libstellar)
+ * stl_post_srq_recv() - the SRQ ring's doorbell
  * @ibsrq: the SRQ
- * @wr: the list, from the POST_SRQ_RECV command
- * @bad_wr: set to the request that was refused or not posted
+ * @wr: NULL (POST_SRQ_RECV with no request): take the ring now
+ * @bad_wr: set to @wr if there is one
  *
- * Checked and posted as a QP's receives (stl_post_recv_list()).  An SRQ
- * with a ring takes receives from its ring only.
+ * An SRQ takes receives from its ring only.
  *
- * Return: 0, -EINVAL for a refused list or an SRQ with a ring, or the
- * parent's error (its queue is full: the requests before @bad_wr stay
- * posted).
+ * Return: 0, or -EINVAL for a request list.
  */
 int stl_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
-	struct stl_dev *sdev = to_stl_dev(ibsrq->device);
-	struct stl_srq *ssrq = to_stl_srq(ibsrq);
-
-	/* Its ring only; no request: take the ring now (a doorbell). */
-	if (sdev->rings && !wr) {
-		stl_ring_srq_doorbell(ssrq);
-		return 0;
-	}
-	if (sdev->rings) {
+	if (wr) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return stl_post_recv_list(sdev, to_stl_pd(ibsrq->pd), ssrq->max_sge,
-				  NULL, ssrq->psrq, wr, bad_wr);
+	stl_ring_srq_doorbell(to_stl_srq(ibsrq));
+	return 0;
 }

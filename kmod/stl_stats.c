@@ -264,7 +264,7 @@ u32 stl_quota(struct stl_dev *sdev, bool cqes)
  * @cqes: true for the CQE quota, false for the WQE quota
  * @n: entries a new CQ or QP asks for
  *
- * The quota bounds the kernel memory (parent queues, drain rings) that the
+ * The quota bounds the kernel memory (parent queues, rings) that the
  * users of one device make the host allocate.  A parent may round a queue
  * up after the check; stl_quota_uncharge() with a negative count adds the
  * difference, so the total may pass the quota by that rounding.

@@ -98,30 +98,26 @@ int stl_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq = min_t(int, pa->max_srq, stl_obj_limit(sdev, STL_OBJ_SRQ));
 	attr->max_srq_wr = pa->max_srq_wr;
 	attr->max_srq_sge = pa->max_srq_sge;
-	if (sdev->rings) {
-		/* Rings of 2^n entries hold 2^n - 1 (stl_ring.c). */
-		attr->max_qp_wr = min_t(u32, rounddown_pow_of_two(pa->max_qp_wr + 1) - 1,
-					STL_RING_MAX_ENTRIES - 1);
-		attr->max_cqe = min_t(u32, pa->max_cqe,
-				      STL_RING_MAX_ENTRIES - 1);
-		attr->max_srq_wr = min_t(u32, rounddown_pow_of_two(pa->max_srq_wr + 1) - 1,
-					 STL_RING_MAX_ENTRIES - 1);
-		/* Windows of both types (stl_mw.c). */
-		attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
-					  IB_DEVICE_MEM_WINDOW_TYPE_2B;
-		attr->max_mw = stl_obj_limit(sdev, STL_OBJ_MW);
-	}
+	/* Rings of 2^n entries hold 2^n - 1 (stl_ring.c). */
+	attr->max_qp_wr = min_t(u32, rounddown_pow_of_two(pa->max_qp_wr + 1) - 1,
+				STL_RING_MAX_ENTRIES - 1);
+	attr->max_cqe = min_t(u32, pa->max_cqe,
+			      STL_RING_MAX_ENTRIES - 1);
+	attr->max_srq_wr = min_t(u32, rounddown_pow_of_two(pa->max_srq_wr + 1) - 1,
+				 STL_RING_MAX_ENTRIES - 1);
+	/* Windows of both types (stl_mw.c). */
+	attr->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+				  IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	attr->max_mw = stl_obj_limit(sdev, STL_OBJ_MW);
 	/*
 	 * Every queue the limits allow must fit the device's quotas: a QP is
 	 * charged its send plus its receive entries (stl_quota_charge()).
 	 */
 	attr->max_qp_wr = min_t(u32, attr->max_qp_wr, stl_quota(sdev, false) / 2);
 	attr->max_srq_wr = min_t(u32, attr->max_srq_wr, stl_quota(sdev, false));
-	if (sdev->rings) {
-		/* A ring of n entries is charged 2^k - 1 >= n (stl_ring.c). */
-		attr->max_qp_wr = rounddown_pow_of_two(attr->max_qp_wr + 1) - 1;
-		attr->max_srq_wr = rounddown_pow_of_two(attr->max_srq_wr + 1) - 1;
-	}
+	/* A ring of n entries is charged 2^k - 1 >= n (stl_ring.c). */
+	attr->max_qp_wr = rounddown_pow_of_two(attr->max_qp_wr + 1) - 1;
+	attr->max_srq_wr = rounddown_pow_of_two(attr->max_srq_wr + 1) - 1;
 	attr->max_cqe = min_t(u32, attr->max_cqe, stl_quota(sdev, true));
 	attr->max_pkeys = 1;
 	attr->local_ca_ack_delay = pa->local_ca_ack_delay;
@@ -238,19 +234,6 @@ int stl_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	}
 	spd->ppd = ppd;
 	mutex_init(&spd->reg_lock);
-	/*
-	 * A memory key that grants nothing (never registered): receives
-	 * naming MRs of another PD are posted over it (stl_post.c).
-	 * Without it, such a receive is refused when posted.
-	 */
-	if (!sdev->rings) {
-		spd->trap = ib_alloc_mr(ppd, IB_MR_TYPE_MEM_REG, 1);
-		if (IS_ERR(spd->trap)) {
-			stl_dbg(sdev, "no trap key for a PD: %ld\n",
-				PTR_ERR(spd->trap));
-			spd->trap = NULL;
-		}
-	}
 	return 0;
 }
 
@@ -262,8 +245,6 @@ int stl_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	/* Parent MRs parked with cached pins belong to the parent PD. */
 	pvdma_drop_parked(&sdev->pins, spd);
 	stl_pd_reg_teardown(spd);
-	if (spd->trap)
-		ib_dereg_mr(spd->trap);
 	ib_dealloc_pd(spd->ppd);
 	mutex_destroy(&spd->reg_lock);
 	stl_kmem_uncharge(sdev, sizeof(*spd));
@@ -427,13 +408,11 @@ int stl_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		goto err_count;
 	}
 	sah->pah = pah;
-	if (sdev->rings) {
-		ret = stl_ring_ah_created(sah, udata);
-		if (ret) {
-			rdma_destroy_ah(pah, init->flags &
-					RDMA_CREATE_AH_SLEEPABLE);
-			goto err_count;
-		}
+	ret = stl_ring_ah_created(sah, udata);
+	if (ret) {
+		rdma_destroy_ah(pah, init->flags &
+				RDMA_CREATE_AH_SLEEPABLE);
+		goto err_count;
 	}
 	return 0;
 

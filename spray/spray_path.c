@@ -3,7 +3,7 @@
  * Stellar spray: the paths of a virtual RC QP, and how two Stellar peers
  * agree on them.
  *
- * A virtual RC QP of a libstellar device (stellarN) is parent QP 0, whose
+ * A virtual RC QP is parent QP 0, whose
  * number the application exchanges, plus up to SPRAY_MAX_PATHS - 1 more
  * parent RC QPs in the same parent PD: its paths.  Each path has its own
  * RoCEv2 UDP source port, chosen rather than hashed: the flow label of its

@@ -64,13 +64,12 @@ s_queue_quota_attributes() {
 	[[ -z $WHY ]]
 }
 
-# The CQ drain rings are charged to the memory cgroup of the process that
-# creates the CQs: memory.current grows by at least their size (one
-# struct ib_wc, 72 bytes on x86-64, per entry) and drops by as much when
-# they are destroyed.  DEV ($1) may be a ring device (driven by librxe),
-# BYTES ($2) what each entry must be charged.
+# The CQ rings are charged to the memory cgroup of the process that
+# creates the CQs: memory.current grows by at least their size (64 bytes
+# an entry) and drops by as much when they are destroyed.  DEV ($1) may be
+# a device driven by librxe, BYTES ($2) what each entry must be charged.
 s_cq_rings_charged_to_memcg() {
-	local dev=${1:-stellar0} per=${2:-72}
+	local dev=${1:-stellar0} per=${2:-64}
 	local cg=/sys/fs/cgroup grp line total before after gone min
 	local -a envx=()
 	[[ $dev == rxe* ]] && envx=(-u RDMAV_DRIVERS)

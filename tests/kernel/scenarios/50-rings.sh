@@ -178,9 +178,8 @@ scenario rings_verbs_rxe_s0_to_rxe0 with_librxe s_verbs rxe_s0 rxe0 "${POSITIVE[
 # here it must run): unpolled completions move, in order.
 scenario rings_cq_resize_rxe_s0 with_librxe s_verbs rxe_s0 rxe_s1 -t 'cq_resize_*'
 # The rings mapped into the process are charged to its memory cgroup
-# (s_cq_rings_charged_to_memcg: 30-datapath.sh): 64 bytes an entry, on top
-# of the 72 of the drain ring every Stellar CQ has.
-scenario rings_cq_charged_to_memcg s_cq_rings_charged_to_memcg rxe_s0 136
+# (s_cq_rings_charged_to_memcg: 30-datapath.sh): 64 bytes an entry.
+scenario rings_cq_charged_to_memcg s_cq_rings_charged_to_memcg rxe_s0 64
 # Memory windows on the ring device (B, the second device named): bound to
 # 4 KiB of an MR that grants no remote access itself, written through by
 # A, and accesses past the window's end, before its start and into the rest
