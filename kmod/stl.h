@@ -14,6 +14,7 @@
 #include <linux/workqueue.h>
 #include <linux/atomic.h>
 #include <linux/interrupt.h>
+#include <linux/irq_work.h>
 #include <rdma/ib_verbs.h>
 
 #include "kmod/stl_compat.h"
@@ -448,7 +449,11 @@ struct stl_cq_qref {
  * @dead: the parent CQ is being destroyed: @fill touches nothing
  * @fill: runs stl_ring_cq_fill() for a parent completion handler called
  *	in interrupt context
- * @fill_work: the same for one called in process context
+ * @fill_irq: schedules @fill from a hard interrupt for rxe (6.5 and later),
+ *	which calls its handler in process context under its CQ lock with
+ *	interrupts off: the interrupt comes once that lock is dropped, and no
+ *	thread has to be woken (as @fill_work would be)
+ * @fill_work: the same for other parents calling in process context
  * @resize_lock: one resize at a time
  * @inflight: sends posted to the parent signalled and not completed yet
  *	(what a resize waits a moment for)
@@ -467,6 +472,7 @@ struct stl_cq {
 	bool overrun;
 	bool dead;
 	struct tasklet_struct fill;
+	struct irq_work fill_irq;
 	struct work_struct fill_work;
 	struct mutex resize_lock;
 	atomic_t inflight;

@@ -325,20 +325,45 @@ static void stl_mm_del(struct stl_uq *uq)
 static void stl_rq_pull(struct stl_qp *sqp);
 static void stl_srq_pull(struct stl_srq *ssrq);
 
-/* Take the new receive entries of every ring of the calling process. */
-static void stl_mm_pull(void)
+/* Receive entries the parent holds of a receive or SRQ ring (a moment's view). */
+static u32 stl_uq_held(struct stl_uq *uq)
+{
+	struct stl_srq *ssrq;
+
+	if (!uq->srq)
+		return (READ_ONCE(uq->next) - READ_ONCE(uq->done)) &
+		       uq->ring.mask;
+	ssrq = container_of(uq, struct stl_srq, rq);
+	return READ_ONCE(ssrq->nslots) - READ_ONCE(ssrq->nfree);
+}
+
+/*
+ * Take the new receive entries of the rings of the calling process: with
+ * @urgent, only of those whose parent queue holds fewer than
+ * STL_RQ_LOW_WATER entries.  A send doorbell takes those before the send
+ * (its answer may need the receive posted before it) and the others after
+ * it: an answer finds one of the entries held, and the pull costs the
+ * round trip nothing (perftest's send_lat holds 511).
+ * Returns true if it left a ring's entries for later.
+ */
+static bool stl_mm_pull(bool urgent)
 {
 	struct stl_mm_bucket *b;
 	struct stl_uq *uq;
+	bool left = false;
 
 	if (!current->mm)
-		return;
+		return false;
 	b = stl_mm_bucket(current->mm);
 	mutex_lock(&b->lock);
 	hlist_for_each_entry(uq, &b->head, mm_node) {
 		if (uq->mm != current->mm ||
 		    stl_ring_uprod(&uq->ring) == READ_ONCE(uq->next))
 			continue;
+		if (urgent && stl_uq_held(uq) >= STL_RQ_LOW_WATER) {
+			left = true;
+			continue;
+		}
 		/* Busy: whoever holds it is taking the entries. */
 		if (!mutex_trylock(&uq->mutex))
 			continue;
@@ -349,6 +374,7 @@ static void stl_mm_pull(void)
 		mutex_unlock(&uq->mutex);
 	}
 	mutex_unlock(&b->lock);
+	return left;
 }
 
 /*
@@ -396,6 +422,11 @@ static void stl_ring_cq_fill_tasklet(struct tasklet_struct *t)
 	stl_ring_cq_fill(container_of(t, struct stl_cq, fill));
 }
 
+static void stl_ring_cq_fill_irq(struct irq_work *w)
+{
+	tasklet_schedule(&container_of(w, struct stl_cq, fill_irq)->fill);
+}
+
 static void stl_ring_cq_fill_work(struct work_struct *work)
 {
 	stl_ring_cq_fill(container_of(work, struct stl_cq, fill_work));
@@ -426,13 +457,20 @@ void stl_ring_cq_comp(struct stl_cq *scq)
 		stl_ring_cq_fill(scq);
 		return;
 	}
-	/*
-	 * From process context (rxe's work items since 6.5), a tasklet would
-	 * wait for ksoftirqd or the next interrupt; a high-priority worker
-	 * is picked at once.
-	 */
-	if (in_interrupt())
+	if (in_interrupt()) {
 		tasklet_schedule(&scq->fill);
+		return;
+	}
+	/*
+	 * From process context (rxe since 6.5: its tasks, or a post, call
+	 * the handler with the CQ lock taken with interrupts off), a tasklet
+	 * would wait for ksoftirqd and a worker costs two context switches
+	 * per completion: a self-interrupt comes as soon as rxe drops the
+	 * lock and schedules the tasklet, which runs when it returns.  For
+	 * another parent (its locking unknown) the worker.
+	 */
+	if (scq->pcq->device->ops.driver_id == RDMA_DRIVER_RXE && irqs_disabled())
+		irq_work_queue(&scq->fill_irq);
 	else
 		queue_work(system_highpri_wq, &scq->fill_work);
 }
@@ -450,6 +488,7 @@ int stl_ring_cq_create(struct stl_cq *scq, struct ib_udata *udata)
 	if (!suc)
 		return -EINVAL;
 	tasklet_setup(&scq->fill, stl_ring_cq_fill_tasklet);
+	init_irq_work(&scq->fill_irq, stl_ring_cq_fill_irq);
 	INIT_WORK(&scq->fill_work, stl_ring_cq_fill_work);
 	ret = stl_ring_alloc(&scq->uring, &suc->ibuc, &num, STL_CQE_SIZE,
 			     &resp.mi);
@@ -561,7 +600,8 @@ void stl_ring_cq_quiesce(struct stl_cq *scq, bool dead)
 	scq->dead = dead;
 	spin_unlock_irqrestore(&scq->lock, flags);
 	if (dead) {
-		/* Both wait for a running fill. */
+		/* Each waits for a running fill (the interrupt, then its tasklet). */
+		irq_work_sync(&scq->fill_irq);
 		tasklet_kill(&scq->fill);
 		cancel_work_sync(&scq->fill_work);
 	} else {
@@ -575,6 +615,7 @@ void stl_ring_cq_destroy(struct stl_cq *scq)
 	if (!scq->uring.hdr)
 		return;
 	/* One the parent scheduled after stl_ring_cq_quiesce() did nothing. */
+	irq_work_sync(&scq->fill_irq);
 	tasklet_kill(&scq->fill);
 	cancel_work_sync(&scq->fill_work);
 	stl_ring_free(&scq->uring);
@@ -1462,13 +1503,19 @@ run:
  */
 int stl_ring_doorbell(struct stl_qp *sqp)
 {
+	bool left;
 	int ret;
 
-	/* Receives posted before this send are at the parent before it. */
-	stl_mm_pull();
+	/*
+	 * Receives posted before this send are at the parent before it, or
+	 * the parent holds enough others for what answers it.
+	 */
+	left = stl_mm_pull(true);
 	mutex_lock(&sqp->sq.mutex);
 	ret = stl_sq_pull(sqp);
 	mutex_unlock(&sqp->sq.mutex);
+	if (left)
+		stl_mm_pull(false);
 	/*
 	 * A full parent queue, or the paths' queue: the entries wait in the
 	 * ring and are taken later; they were posted (librxe returns the
