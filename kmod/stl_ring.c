@@ -686,9 +686,9 @@ static void stl_uq_complete(struct stl_uq *uq, u32 idx)
  */
 static bool stl_rq_low(struct stl_uq *uq)
 {
-	u32 next = READ_ONCE(uq->next);
-	u32 waiting = (stl_ring_uprod(&uq->ring) - next) & uq->ring.mask;
-	u32 held = (next - uq->done) & uq->ring.mask;
+	u32 waiting = (stl_ring_uprod(&uq->ring) - READ_ONCE(uq->next)) &
+		      uq->ring.mask;
+	u32 held = stl_uq_held(uq);
 
 	return waiting && (held < STL_RQ_LOW_WATER || held <= waiting);
 }
